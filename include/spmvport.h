@@ -1,0 +1,305 @@
+/*
+ * spmvport.h -- the public C API of libspmvport.
+ *
+ * libspmvport computes y = alpha*A*x + beta*y for a sparse matrix A on NVIDIA (CUDA) and AMD (HIP) GPUs and on
+ * the CPU, in single or double precision, with several storage formats and a chooser. This header is plain C99
+ * and names no CUDA or HIP type: device memory is reached through the context.
+ *
+ * =====================================================================================================
+ * Worked example: a 4x4 matrix
+ *
+ *         | 1 0 2 0 |        x = (1, 1, 1, 1)      alpha = 1, beta = 0
+ *     A = | 0 3 0 0 |
+ *         | 4 0 5 6 |        y = A*x = (3, 3, 15, 7)
+ *         | 0 0 0 7 |
+ *
+ *     #include <spmvport.h>
+ *
+ *     int32_t row_ptr[] = {0, 2, 3, 6, 7};
+ *     int32_t col_idx[] = {0, 2, 1, 0, 2, 3, 3};
+ *     double  values[]  = {1, 2, 3, 4, 5, 6, 7};
+ *     double  x[4] = {1, 1, 1, 1}, y[4];
+ *
+ *     spmv_context_t *ctx;  spmv_matrix_t *A;  spmv_plan_t *plan;
+ *     void *dx, *dy;
+ *     if (spmv_context_create(&ctx, SPMV_BACKEND_AUTO, 0) != SPMV_STATUS_SUCCESS) { ... }
+ *     spmv_matrix_create_csr(&A, 4, 4, 7, row_ptr, col_idx, values, SPMV_F64, 0, 0);
+ *     spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AUTO, NULL);    // analysis + upload, once
+ *     spmv_malloc(ctx, &dx, sizeof x);  spmv_malloc(ctx, &dy, sizeof y);
+ *     spmv_copy_to_device(ctx, dx, x, sizeof x);
+ *     spmv_execute(plan, 1.0, dx, 0.0, dy);                      // as often as you like
+ *     spmv_copy_to_host(ctx, y, dy, sizeof y);                     // y = {3, 3, 15, 7}
+ *     spmv_free(ctx, dx); spmv_free(ctx, dy);
+ *     spmv_plan_destroy(plan); spmv_matrix_destroy(A); spmv_context_destroy(ctx);
+ *
+ * Every function returns spmv_status_t. On failure, spmv_last_error(ctx) (or spmv_last_error(NULL) for calls
+ * that take no context) gives a message naming the problem: the argument, the index, the file line.
+ * No function of the library aborts, exits or prints.
+ * =====================================================================================================
+ *
+ * Threads: a context, and the plans made in it, must be used by one thread at a time. Different contexts may be
+ * used from different threads. Error messages are kept per thread and per context.
+ */
+#ifndef SPMVPORT_H
+#define SPMVPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SPMV_API
+#elif defined(__GNUC__)
+#define SPMV_API __attribute__((visibility("default")))
+#else
+#define SPMV_API
+#endif
+
+#define SPMVPORT_VERSION_MAJOR 0
+#define SPMVPORT_VERSION_MINOR 1
+#define SPMVPORT_VERSION_PATCH 0
+
+/* ----------------------------------------------------------------------------------------------------
+ * Status codes
+ * -------------------------------------------------------------------------------------------------- */
+typedef enum spmv_status {
+    SPMV_STATUS_SUCCESS = 0,
+    SPMV_STATUS_INVALID_ARGUMENT = 1,    /* NULL pointer, negative size, unknown enum, wrong backend's pointer */
+    SPMV_STATUS_INVALID_MATRIX = 2,      /* index out of range, row pointer not monotone, NaN/Inf rejected */
+    SPMV_STATUS_UNSORTED = 3,            /* columns unsorted or duplicated and no flag asked to fix it */
+    SPMV_STATUS_OVERFLOW = 4,            /* a size does not fit the 32-bit indices or size_t */
+    SPMV_STATUS_OUT_OF_MEMORY = 5,       /* host allocation failed */
+    SPMV_STATUS_DEVICE_OUT_OF_MEMORY = 6,/* device allocation failed; nothing is leaked */
+    SPMV_STATUS_IO_ERROR = 7,            /* a file could not be opened, read or written */
+    SPMV_STATUS_PARSE_ERROR = 8,         /* malformed Matrix Market input; the message names the line */
+    SPMV_STATUS_NOT_SUPPORTED = 9,       /* format/backend/option combination not available in this build */
+    SPMV_STATUS_BACKEND_UNAVAILABLE = 10,/* no module, runtime, driver or device for the requested backend */
+    SPMV_STATUS_DEVICE_ERROR = 11,       /* the GPU runtime reported an error; the message carries its text */
+    SPMV_STATUS_INTERNAL_ERROR = 12      /* a bug in libspmvport: please report it with the message */
+} spmv_status_t;
+
+/* A static English name of a status, e.g. "SPMV_STATUS_INVALID_MATRIX". Never NULL. */
+SPMV_API const char *spmv_status_string(spmv_status_t status);
+
+/* The library version as "MAJOR.MINOR.PATCH". */
+SPMV_API const char *spmv_version_string(void);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Contexts and backends
+ * -------------------------------------------------------------------------------------------------- */
+typedef enum spmv_backend {
+    SPMV_BACKEND_AUTO = 0, /* a GPU backend whose module, runtime and device are present, else CPU */
+    SPMV_BACKEND_CPU = 1,  /* C99 reference backend, always present; "device" pointers are host pointers */
+    SPMV_BACKEND_CUDA = 2, /* NVIDIA, module libspmvport_cuda.so */
+    SPMV_BACKEND_HIP = 3   /* AMD, module libspmvport_hip.so */
+} spmv_backend_t;
+
+typedef struct spmv_context spmv_context_t;
+
+/* What a context runs on. Figures a backend cannot know are 0 (or "" for strings). */
+typedef struct spmv_device_info {
+    spmv_backend_t backend;
+    char name[128];               /* e.g. "NVIDIA H100 80GB HBM3", or "CPU (2 threads)" */
+    int warp_size;                /* 32 on NVIDIA and RDNA, 64 on CDNA; 32 for the CPU backend's executors */
+    int multiprocessors;          /* SMs / CUs; CPU: OpenMP threads */
+    size_t shared_mem_per_block;  /* bytes a block may use (opt-in maximum) */
+    size_t l2_bytes;
+    size_t global_mem_bytes;
+    int runtime_version;          /* e.g. 13000 for CUDA 13.0 */
+    int driver_version;
+    int compute_capability;       /* 90 for sm_90; gfx number on AMD (e.g. 0x90a); 0 on CPU */
+} spmv_device_info_t;
+
+/* Create a context on `backend`, device `device_index` (0 for the first). With SPMV_BACKEND_AUTO the first GPU
+ * backend that works is taken, else the CPU; spmv_last_error(ctx) then says why each GPU backend was passed
+ * over. Asking for CUDA or HIP explicitly when it is missing returns SPMV_STATUS_BACKEND_UNAVAILABLE (and
+ * *ctx = NULL; the reason is in spmv_last_error(NULL)). GPU modules are looked for in the directory of
+ * libspmvport.so and then in each directory of the environment variable SPMVPORT_BACKEND_PATH (':'-separated);
+ * the latter wins when set. */
+SPMV_API spmv_status_t spmv_context_create(spmv_context_t **ctx, spmv_backend_t backend, int device_index);
+SPMV_API spmv_status_t spmv_context_destroy(spmv_context_t *ctx); /* NULL is a no-op */
+SPMV_API spmv_status_t spmv_context_get_info(const spmv_context_t *ctx, spmv_device_info_t *info);
+/* Name of a backend: "auto", "cpu", "cuda", "hip". */
+SPMV_API const char *spmv_backend_name(spmv_backend_t backend);
+
+/* Use the backend's stream (cudaStream_t / hipStream_t passed as void*; NULL = the default stream) for every
+ * later copy and execute of this context. A no-op on the CPU backend. */
+SPMV_API spmv_status_t spmv_context_set_stream(spmv_context_t *ctx, void *stream);
+
+/* The last error message recorded for this context, or with ctx == NULL the calling thread's last error
+ * (every error is recorded there too). "" when there was none. The pointer stays valid until the next call. */
+SPMV_API const char *spmv_last_error(const spmv_context_t *ctx);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Device memory through the context (host memory on the CPU backend)
+ * -------------------------------------------------------------------------------------------------- */
+SPMV_API spmv_status_t spmv_malloc(spmv_context_t *ctx, void **ptr, size_t bytes);
+SPMV_API spmv_status_t spmv_free(spmv_context_t *ctx, void *ptr); /* NULL is a no-op */
+/* Copies are ordered on the context's stream; copy_to_host returns when the data is on the host. */
+SPMV_API spmv_status_t spmv_copy_to_device(spmv_context_t *ctx, void *dst, const void *src, size_t bytes);
+SPMV_API spmv_status_t spmv_copy_to_host(spmv_context_t *ctx, void *dst, const void *src, size_t bytes);
+SPMV_API spmv_status_t spmv_memset(spmv_context_t *ctx, void *ptr, int byte_value, size_t bytes);
+SPMV_API spmv_status_t spmv_synchronize(spmv_context_t *ctx);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Matrices (host objects; a plan copies what it needs, so a matrix may be destroyed after plan creation)
+ * -------------------------------------------------------------------------------------------------- */
+typedef enum spmv_precision { SPMV_F32 = 1, SPMV_F64 = 2 } spmv_precision_t;
+
+typedef struct spmv_matrix spmv_matrix_t;
+
+/* Flags of spmv_matrix_create_csr. */
+#define SPMV_MATRIX_SORT            1u /* sort the columns of each row instead of rejecting unsorted rows */
+#define SPMV_MATRIX_SUM_DUPLICATES  2u /* sum repeated (row, col) entries instead of rejecting them (implies SORT) */
+#define SPMV_MATRIX_ALLOW_NONFINITE 4u /* accept NaN and Inf values (rejected by default) */
+
+/* Create a matrix from CSR arrays: m rows, n columns, nnz entries; row_ptr has m+1 entries starting at
+ * index_base (0 or 1), col_idx and values nnz entries (values are float for SPMV_F32, double for SPMV_F64);
+ * indices are index_base-based. The arrays are copied and checked: negative sizes, NULL pointers (values may
+ * not be NULL when nnz > 0; row_ptr never), row_ptr[0] != index_base, row_ptr[m] != nnz + index_base, a row
+ * pointer that decreases, a column out of range, NaN/Inf values, unsorted or duplicated columns (unless
+ * flags allow them). The message names the first offending row and position. */
+SPMV_API spmv_status_t spmv_matrix_create_csr(spmv_matrix_t **A, int32_t m, int32_t n, int32_t nnz,
+                                              const int32_t *row_ptr, const int32_t *col_idx, const void *values,
+                                              spmv_precision_t precision, int index_base, unsigned flags);
+
+/* Read a Matrix Market file (.mtx, or gzip-compressed .mtx.gz): coordinate format, field real, integer or
+ * pattern (pattern entries get value 1), symmetry general, symmetric or skew-symmetric (expanded to both
+ * triangles). Duplicate entries are summed. Errors name the line: bad banner, unsupported field or format,
+ * wrong counts, index 0 or past the size, truncated file, non-numeric fields, sizes beyond int32. */
+SPMV_API spmv_status_t spmv_matrix_read_mtx(spmv_matrix_t **A, const char *path, spmv_precision_t precision);
+
+/* Write a matrix as Matrix Market "coordinate real general" (17 significant digits; plain text). */
+SPMV_API spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char *path);
+
+/* Generate a matrix, deterministically from `seed`. spec is KIND:PARAMS:
+ *   stencil2d:5:N         5-point Laplacian on an N x N grid
+ *   stencil3d:7:N         7-point Laplacian on N^3, stencil3d:27:N the 27-point one
+ *   fem3d:B:N             N^3 nodes, 27-point node coupling with B x B dense blocks (B = 3: elasticity)
+ *   kron:SCALE:EF         R-MAT/Kronecker graph, 2^SCALE vertices, EF edges per vertex, Graph500 parameters
+ *                         a = 0.57, b = c = 0.19, random relabelling, duplicates merged
+ *   uniform:M:K           M x M, K random distinct columns per row
+ *   circuit:M             M x M, 2..6 entries per row plus a diagonal, and a few dense rows and columns with
+ *                         10^4..10^5 entries (fewer on small M)
+ *   banded:M:B            M x M, band of half-width B
+ *   lp:M:N:K              rectangular M x N, about K entries per row, power-law column popularity
+ * Values are random in [-1, 1) (stencils: the usual positive-definite weights, so CG converges on them). */
+SPMV_API spmv_status_t spmv_matrix_generate(spmv_matrix_t **A, const char *spec, spmv_precision_t precision,
+                                            uint64_t seed);
+
+/* A copy of A in another precision (values converted; f64 -> f32 rounds to nearest). */
+SPMV_API spmv_status_t spmv_matrix_convert(spmv_matrix_t **B, const spmv_matrix_t *A, spmv_precision_t precision);
+
+SPMV_API spmv_status_t spmv_matrix_destroy(spmv_matrix_t *A); /* NULL is a no-op */
+
+/* Sizes and precision. Any output pointer may be NULL. */
+SPMV_API spmv_status_t spmv_matrix_get_size(const spmv_matrix_t *A, int32_t *m, int32_t *n, int32_t *nnz,
+                                            spmv_precision_t *precision);
+/* Read-only views of the stored (0-based, sorted, duplicate-free) CSR arrays; valid while A lives. */
+SPMV_API spmv_status_t spmv_matrix_get_csr(const spmv_matrix_t *A, const int32_t **row_ptr,
+                                           const int32_t **col_idx, const void **values);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Formats and plans
+ * -------------------------------------------------------------------------------------------------- */
+typedef enum spmv_format {
+    SPMV_FORMAT_AUTO = 0,       /* the library chooses (see spmv_plan_info_t.format for what it chose) */
+    SPMV_FORMAT_CSR_SCALAR = 1, /* one thread per row */
+    SPMV_FORMAT_CSR_VECTOR = 2, /* 2..W lanes per row, from the average row length */
+    SPMV_FORMAT_CSR_LB = 3,     /* load-balanced: equal non-zeros per warp, segmented reduction */
+    SPMV_FORMAT_VENDOR = 4,     /* cuSPARSE / hipSPARSE generic SpMV (GPU backends only) */
+    SPMV_FORMAT_TILE = 5,       /* TileSpMV: 16x16 tiles, seven tile formats */
+    SPMV_FORMAT_HBP = 6,        /* hash-based 2-D partition */
+    SPMV_FORMAT_AMF_CSR = 7,    /* adaptive multi-row folding */
+    SPMV_FORMAT_TEB = 8,        /* threshold-exchange-order blocks */
+    SPMV_FORMAT_EHYB = 9,       /* explicit-caching hybrid, METIS-partitioned */
+    SPMV_FORMAT_COUNT = 10
+} spmv_format_t;
+
+/* Short name ("csr_scalar", "csr_vector", "csr_lb", "vendor", "tile", "hbp", "amf_csr", "teb", "ehyb",
+ * "auto"), and back (returns SPMV_STATUS_INVALID_ARGUMENT for an unknown name). */
+SPMV_API const char *spmv_format_name(spmv_format_t format);
+SPMV_API spmv_status_t spmv_format_from_name(const char *name, spmv_format_t *format);
+
+typedef struct spmv_plan spmv_plan_t;
+
+typedef struct spmv_plan_options {
+    int warp_size;     /* 0: the device's. The CPU backend accepts 32 or 64 (to test the warp-grouped layouts) */
+    int vendor_alg;    /* SPMV_FORMAT_VENDOR: 0 = library default, 1 = CSR_ALG1, 2 = CSR_ALG2 */
+    int lanes_per_row; /* SPMV_FORMAT_CSR_VECTOR: 0 = from the average row length, else a power of two <= W */
+    int nnz_per_warp;  /* SPMV_FORMAT_CSR_LB: 0 = automatic, else non-zeros one warp handles per call */
+    int reserved[28];  /* zero; room for format options without breaking the ABI */
+} spmv_plan_options_t;
+
+/* Fill options with the defaults (all zero). */
+SPMV_API spmv_status_t spmv_plan_options_init(spmv_plan_options_t *options);
+
+/* Build `format` for A on the host, upload it to ctx's device and keep every device buffer the plan needs.
+ * options may be NULL. Formats not built into this library or not available on the backend return
+ * SPMV_STATUS_NOT_SUPPORTED with the reason in spmv_last_error(ctx). The plan keeps its own copies: A may be
+ * destroyed afterwards. */
+SPMV_API spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const spmv_matrix_t *A,
+                                        spmv_format_t format, const spmv_plan_options_t *options);
+SPMV_API spmv_status_t spmv_plan_destroy(spmv_plan_t *plan); /* NULL is a no-op */
+
+/* y = alpha*A*x + beta*y. x (n entries) and y (m entries) are device pointers of the plan's context (host
+ * pointers on the CPU backend), of the matrix's precision; they must not overlap. With beta == 0, y is not read
+ * (it may hold NaN). Asynchronous on the context's stream on GPU backends; never allocates. */
+SPMV_API spmv_status_t spmv_execute(spmv_plan_t *plan, double alpha, const void *x, double beta, void *y);
+
+/* Replace the values, keeping the sparsity pattern: `values` (host memory, the matrix's precision) has one
+ * entry per entry of the arrays that created the matrix, in that order (duplicates summed again when the
+ * matrix was created with SPMV_MATRIX_SUM_DUPLICATES; for matrices read from a file or generated, the order of
+ * spmv_matrix_get_csr). No structure is rebuilt. */
+SPMV_API spmv_status_t spmv_plan_update_values(spmv_plan_t *plan, const void *values);
+
+typedef struct spmv_plan_info {
+    spmv_format_t format;      /* the format built (what AUTO chose) */
+    spmv_backend_t backend;
+    spmv_precision_t precision;
+    int32_t m, n, nnz;
+    int warp_size;             /* the warp size the layout was built for */
+    int deterministic;         /* 1: the same inputs give bitwise the same y on every call */
+    size_t device_bytes;       /* every device buffer the plan owns */
+    double build_ms;           /* host analysis and construction */
+    double upload_ms;          /* allocation and copy to the device */
+    char stats[512];           /* format statistics, "key=value" separated by ';' */
+} spmv_plan_info_t;
+
+SPMV_API spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Measurement (used by spmvport-bench; useful to anyone who tunes)
+ * -------------------------------------------------------------------------------------------------- */
+/* Run `warmup` untimed executes, then `iters` executes each timed on the device (events on GPUs, a monotonic
+ * clock on the CPU); ms[i] receives the time of the i-th in milliseconds. */
+SPMV_API spmv_status_t spmv_plan_time(spmv_plan_t *plan, double alpha, const void *x, double beta, void *y,
+                                      int warmup, int iters, double *ms);
+
+/* Measure the device's read bandwidth in GB/s (1e9 bytes/s) with a read-only kernel over `bytes` bytes,
+ * best of `iters` runs. bytes = 0 picks a size well beyond the last-level cache. */
+SPMV_API spmv_status_t spmv_context_read_bandwidth(spmv_context_t *ctx, size_t bytes, int iters, double *gbps);
+
+/* ----------------------------------------------------------------------------------------------------
+ * Checking results
+ * -------------------------------------------------------------------------------------------------- */
+/* The library's oracle. Computes y_ref = alpha*A*x + beta*y_in on the CPU with extended-precision accumulation
+ * and compares y_out against it row by row with the rounding-error bound of any summation order:
+ *     |y_out_i - y_ref_i| <= bound_i = (g(k_i + 3, u) + g(k_i + 3, u_ref)) * (|beta||y_in_i| + |alpha| sum_j |a_ij x_j|)
+ * where k_i is the row's entry count, u the unit roundoff of A's precision (2^-24 or 2^-53), u_ref that of the
+ * oracle's accumulator and g(n, u) = n*u / (1 - n*u). *max_err_ratio receives max_i |y_out_i - y_ref_i| / bound_i
+ * (0/0 counts as 0, x/0 as infinity; NaN in y_out gives NaN): a result is correct when it is <= 1.
+ * x, y_in, y_out are host arrays of A's precision; y_in may be NULL when beta == 0. *worst_row (may be NULL)
+ * receives the row of the maximum. */
+SPMV_API spmv_status_t spmv_reference_check(const spmv_matrix_t *A, double alpha, const void *x, double beta,
+                                            const void *y_in, const void *y_out, double *max_err_ratio,
+                                            int32_t *worst_row);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVPORT_H */

@@ -1,0 +1,115 @@
+/*
+ * backend.h -- the runtime backend table: the contract between libspmvport's core and a backend.
+ *
+ * The core builds every format on the host into a spmvport_format_data (named arrays plus scalar parameters);
+ * a backend uploads those arrays as they are and runs the format's kernel on them. The CPU backend is compiled
+ * into the core; the CUDA and HIP backends are loadable modules (libspmvport_cuda.so, libspmvport_hip.so) that
+ * export one C symbol, SPMVPORT_BACKEND_ENTRY, returning their table. Plain C99: modules include it too.
+ */
+#ifndef SPMVPORT_BACKEND_H
+#define SPMVPORT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spmvport.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump when the table or spmvport_format_data changes; the core refuses a module of another version. */
+#define SPMVPORT_BACKEND_ABI 1
+#define SPMVPORT_BACKEND_ENTRY "spmvport_backend_entry"
+
+/* ---- host-built format data ---------------------------------------------------------------------- */
+
+#define SPMVPORT_MAX_ARRAYS 16
+#define SPMVPORT_MAX_PARAMS 16
+
+/* One array of a format, in host memory, uploaded verbatim. */
+typedef struct spmvport_array {
+    const char *name; /* static string, for messages and statistics */
+    void *data;       /* host copy, owned by the format data (malloc) */
+    size_t bytes;
+    int is_values;    /* holds matrix values (re-uploaded by update_values) */
+} spmvport_array;
+
+/* Array slots of the CSR-based formats (csr_scalar, csr_vector, csr_lb, vendor). */
+enum { SPMVPORT_CSR_ROW_PTR = 0, SPMVPORT_CSR_COL_IDX = 1, SPMVPORT_CSR_VALUES = 2,
+       SPMVPORT_CSR_LB_WARP_ROW = 3 /* csr_lb: first row of each warp's non-zero chunk, nwarps+1 entries */ };
+/* Parameter slots of the CSR-based formats. */
+enum { SPMVPORT_P_LANES = 0,        /* csr_vector: lanes per row */
+       SPMVPORT_P_NNZ_PER_WARP = 1, /* csr_lb: non-zeros per warp chunk */
+       SPMVPORT_P_NWARPS = 2,       /* csr_lb: number of chunks */
+       SPMVPORT_P_VENDOR_ALG = 3 }; /* vendor: 0 default, 1 ALG1, 2 ALG2 */
+
+typedef struct spmvport_format_data {
+    spmv_format_t format;
+    spmv_precision_t precision;
+    int32_t m, n, nnz;
+    int warp_size;                      /* the layout was built for this warp size */
+    int deterministic;
+    int narrays;
+    spmvport_array arrays[SPMVPORT_MAX_ARRAYS];
+    int64_t params[SPMVPORT_MAX_PARAMS];
+    /* update_values: value slot s (over the is_values arrays, concatenated in array order) takes CSR value
+     * value_map[s] (-1: padding, stays 0). NULL means the value arrays are the CSR values in CSR order. */
+    int32_t *value_map;
+    int64_t value_slots;
+    char stats[512];                    /* "key=value;..." for spmv_plan_info_t.stats */
+} spmvport_format_data;
+
+/* ---- the table ------------------------------------------------------------------------------------ */
+
+typedef enum { SPMVPORT_COPY_H2D = 0, SPMVPORT_COPY_D2H = 1, SPMVPORT_COPY_D2D = 2 } spmvport_copy_kind;
+
+/* Every function returns a status and, on failure, writes a message into msg (msglen bytes, may be 0). */
+typedef struct spmvport_backend_ops {
+    int abi;                 /* SPMVPORT_BACKEND_ABI */
+    spmv_backend_t kind;
+    const char *name;        /* "cpu", "cuda", "hip" */
+
+    /* Open device `device`; fill *info. Returns SPMV_STATUS_BACKEND_UNAVAILABLE when there is no driver, no
+     * runtime or no such device. */
+    spmv_status_t (*open)(void **state, int device, spmv_device_info_t *info, char *msg, size_t msglen);
+    void (*close)(void *state);
+    spmv_status_t (*set_stream)(void *state, void *stream, char *msg, size_t msglen);
+
+    spmv_status_t (*mem_alloc)(void *state, void **ptr, size_t bytes, char *msg, size_t msglen);
+    spmv_status_t (*mem_free)(void *state, void *ptr, char *msg, size_t msglen);
+    spmv_status_t (*mem_copy)(void *state, void *dst, const void *src, size_t bytes, spmvport_copy_kind kind,
+                              char *msg, size_t msglen);
+    spmv_status_t (*mem_set)(void *state, void *ptr, int value, size_t bytes, char *msg, size_t msglen);
+    spmv_status_t (*synchronize)(void *state, char *msg, size_t msglen);
+
+    /* Whether this backend has a kernel for the format (NOT_SUPPORTED with a reason otherwise). */
+    spmv_status_t (*supports)(void *state, spmv_format_t format, spmv_precision_t precision, char *msg,
+                              size_t msglen);
+    /* Upload fd's arrays and make whatever the format's execute needs (vendor descriptors, buffers). The
+     * backend may keep a pointer to fd: the core keeps it alive until plan_free. *device_bytes: all device
+     * memory owned. On failure nothing is left allocated. */
+    spmv_status_t (*plan_upload)(void *state, const spmvport_format_data *fd, void **dplan, size_t *device_bytes,
+                                 char *msg, size_t msglen);
+    /* fd's is_values arrays changed on the host: copy them again. */
+    spmv_status_t (*plan_update_values)(void *state, void *dplan, const spmvport_format_data *fd, char *msg,
+                                        size_t msglen);
+    void (*plan_free)(void *state, void *dplan);
+    spmv_status_t (*execute)(void *state, void *dplan, double alpha, const void *x, double beta, void *y,
+                             char *msg, size_t msglen);
+    /* warmup untimed executes then iters timed ones, ms[i] each. */
+    spmv_status_t (*time_execute)(void *state, void *dplan, double alpha, const void *x, double beta, void *y,
+                                  int warmup, int iters, double *ms, char *msg, size_t msglen);
+    spmv_status_t (*read_bandwidth)(void *state, size_t bytes, int iters, double *gbps, char *msg, size_t msglen);
+} spmvport_backend_ops;
+
+typedef const spmvport_backend_ops *(*spmvport_backend_entry_fn)(void);
+
+/* The CPU backend, part of the core. */
+const spmvport_backend_ops *spmvport_cpu_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SPMVPORT_BACKEND_H */

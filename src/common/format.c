@@ -1,0 +1,76 @@
+/*
+ * format.c -- format data life cycle, the builder table and the automatic choice.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_builders.h"
+#include "internal.h"
+
+void spmvport_format_data_free(spmvport_format_data *fd)
+{
+    if (fd == NULL) return;
+    for (int a = 0; a < fd->narrays; a++) free(fd->arrays[a].data);
+    free(fd->value_map);
+    memset(fd, 0, sizeof *fd);
+}
+
+spmv_status_t spmvport_format_add_array(spmvport_format_data *fd, const char *name, void *data, size_t bytes,
+                                        int is_values)
+{
+    if (data == NULL || fd->narrays >= SPMVPORT_MAX_ARRAYS) {
+        free(data);
+        return data == NULL ? SPMV_STATUS_OUT_OF_MEMORY : SPMV_STATUS_INTERNAL_ERROR;
+    }
+    fd->arrays[fd->narrays++] = (spmvport_array){name, data, bytes, is_values};
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* Builders by format; NULL: not in this version of the library. */
+static spmvport_format_builder builder_of(spmv_format_t f)
+{
+    switch (f) {
+    case SPMV_FORMAT_CSR_SCALAR:
+    case SPMV_FORMAT_CSR_VECTOR:
+    case SPMV_FORMAT_CSR_LB:
+    case SPMV_FORMAT_VENDOR: return spmvport_build_csr;
+    default: return NULL;
+    }
+}
+
+spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                    int warp_size, const spmv_plan_options_t *opt, char *msg, size_t msglen)
+{
+    memset(fd, 0, sizeof *fd);
+    spmvport_format_builder build = builder_of(format);
+    if (build == NULL) {
+        spmvport_msg(msg, msglen, "format %s is not implemented in this version of libspmvport",
+                     spmv_format_name(format));
+        return SPMV_STATUS_NOT_SUPPORTED;
+    }
+    fd->format = format;
+    fd->precision = A->precision;
+    fd->m = A->m;
+    fd->n = A->n;
+    fd->nnz = A->nnz;
+    fd->warp_size = warp_size;
+    fd->deterministic = 1;
+    spmv_status_t st = build(fd, A, opt, msg, msglen);
+    if (st != SPMV_STATUS_SUCCESS) spmvport_format_data_free(fd);
+    return st;
+}
+
+/* The automatic choice. Until the research formats land: the load-balanced CSR when row lengths are skewed
+ * (a row far longer than the average starves a row-split kernel), else CSR-vector. */
+spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
+{
+    (void)dev;
+    if (A->m == 0) return SPMV_FORMAT_CSR_VECTOR;
+    int32_t longest = 0;
+    for (int32_t i = 0; i < A->m; i++) {
+        int32_t len = A->row_ptr[i + 1] - A->row_ptr[i];
+        if (len > longest) longest = len;
+    }
+    double avg = (double)A->nnz / A->m;
+    return longest > 8.0 * avg + 64.0 ? SPMV_FORMAT_CSR_LB : SPMV_FORMAT_CSR_VECTOR;
+}

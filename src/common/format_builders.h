@@ -1,0 +1,22 @@
+/*
+ * format_builders.h -- one host builder per format (src/common/format_<name>.c).
+ *
+ * A builder fills fd (format, sizes, warp size and deterministic are set by the caller) from a validated matrix:
+ * arrays (spmvport_format_add_array), params, value_map, stats. It checks every size it computes and returns a
+ * status with a message; on failure the caller frees fd.
+ */
+#ifndef SPMVPORT_FORMAT_BUILDERS_H
+#define SPMVPORT_FORMAT_BUILDERS_H
+
+#include "internal.h"
+
+typedef spmv_status_t (*spmvport_format_builder)(spmvport_format_data *fd, const spmv_matrix_t *A,
+                                                 const spmv_plan_options_t *opt, char *msg, size_t msglen);
+
+/* csr_scalar, csr_vector, csr_lb, vendor (format_csr.c) */
+spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
+                                 char *msg, size_t msglen);
+/* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
+int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * internal.h -- libspmvport's core objects and helpers shared by src/common and src/cpu_ref (not installed).
+ */
+#ifndef SPMVPORT_INTERNAL_H
+#define SPMVPORT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "spmvport.h"
+
+#define SPMVPORT_MSG_LEN 1024
+
+/* ---- errors ------------------------------------------------------------------------------------------- */
+
+/* Record a message for ctx (may be NULL) and for the calling thread; returns status so callers can write
+ * `return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "A is NULL");`. */
+spmv_status_t spmvport_fail(spmv_context_t *ctx, spmv_status_t status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Forget the thread's last message (called at the start of public functions that can fail). */
+void spmvport_clear_error(spmv_context_t *ctx);
+/* snprintf into a caller's buffer, tolerating len == 0. */
+void spmvport_msg(char *msg, size_t len, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- host CSR (double values) used by the reader, the generators and the oracle ----------------------- */
+
+typedef struct spmvport_csr {
+    int32_t m, n, nnz;
+    int32_t *row_ptr; /* m + 1, 0-based */
+    int32_t *col_idx; /* nnz, sorted within each row, no duplicates */
+    double *val;      /* nnz */
+} spmvport_csr;
+
+void spmvport_csr_free(spmvport_csr *A);
+/* Build a sorted, duplicate-summed CSR from COO triplets (0-based; indices already checked in range).
+ * Consumes nothing; uses a counting sort (O(nnz + m)). */
+spmv_status_t spmvport_csr_from_coo(spmvport_csr *out, int32_t m, int32_t n, int64_t nnz, const int32_t *row,
+                                    const int32_t *col, const double *val, char *msg, size_t msglen);
+
+/* Matrix Market (src/common/mmio.c). On a parse error the message starts with "PATH:LINE: ". */
+spmv_status_t spmvport_mtx_read(const char *path, spmvport_csr *out, char *msg, size_t msglen);
+spmv_status_t spmvport_mtx_write(const char *path, const spmvport_csr *A, char *msg, size_t msglen);
+
+/* Generators (src/common/generators.c): spec as documented at spmv_matrix_generate. */
+spmv_status_t spmvport_generate(const char *spec, uint64_t seed, spmvport_csr *out, char *msg, size_t msglen);
+
+/* ---- objects ------------------------------------------------------------------------------------------ */
+
+struct spmv_context {
+    const spmvport_backend_ops *ops;
+    void *state;
+    void *module; /* dlopen handle, NULL for the CPU backend */
+    spmv_device_info_t info;
+    char last_error[SPMVPORT_MSG_LEN];
+};
+
+struct spmv_matrix {
+    int32_t m, n, nnz;
+    spmv_precision_t precision;
+    int32_t *row_ptr; /* m + 1, 0-based */
+    int32_t *col_idx; /* nnz, sorted, unique per row */
+    void *values;     /* nnz of float or double */
+    /* update_values: position p of the creator's arrays adds into stored entry src_map[p]. NULL: identity. */
+    int32_t *src_map;
+    int32_t src_nnz;  /* entries the creator passed */
+};
+
+struct spmv_plan {
+    spmv_context_t *ctx;
+    spmvport_format_data fd;
+    int32_t *src_map;  /* the matrix's creator-order map (NULL: identity); see struct spmv_matrix */
+    int32_t src_nnz;
+    int32_t nnz;       /* stored CSR entries */
+    double *csr_scratch; /* nnz doubles: update_values assembles the CSR values here */
+    void *dplan;
+    spmv_plan_info_t info;
+};
+
+/* ---- small helpers ------------------------------------------------------------------------------------ */
+
+static inline size_t spmvport_value_size(spmv_precision_t p) { return p == SPMV_F32 ? sizeof(float) : sizeof(double); }
+/* Checked allocations: NULL when count*size overflows or malloc fails (count 0 returns a 1-byte block). */
+void *spmvport_malloc_array(size_t count, size_t size);
+void *spmvport_calloc_array(size_t count, size_t size);
+double spmvport_now_ms(void);
+
+/* Format data life cycle (src/common/format.c): add an array (takes ownership of data) or allocate one. */
+void spmvport_format_data_free(spmvport_format_data *fd);
+spmv_status_t spmvport_format_add_array(spmvport_format_data *fd, const char *name, void *data, size_t bytes,
+                                        int is_values);
+/* Build the format data of `format` from a validated matrix. */
+spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                    int warp_size, const spmv_plan_options_t *opt, char *msg, size_t msglen);
+/* Choose a format for SPMV_FORMAT_AUTO. */
+spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev);
+
+#endif /* SPMVPORT_INTERNAL_H */

@@ -1,0 +1,323 @@
+/*
+ * matrix.c -- host matrices: checked creation from CSR arrays, Matrix Market files and generators.
+ *
+ * A spmv_matrix_t always holds a 0-based CSR with sorted, duplicate-free rows. When the creator's arrays were
+ * unsorted or had duplicates (and flags allowed it), src_map remembers where each of the creator's entries went
+ * so spmv_plan_update_values can take values in the creator's order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- life cycle ----------------------------------------------------------------------------------------- */
+
+spmv_status_t spmv_matrix_destroy(spmv_matrix_t *A)
+{
+    if (A == NULL) return SPMV_STATUS_SUCCESS;
+    free(A->row_ptr);
+    free(A->col_idx);
+    free(A->values);
+    free(A->src_map);
+    free(A);
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* Allocate an empty matrix with arrays for m rows and nnz entries. */
+static spmv_status_t matrix_alloc(spmv_matrix_t **out, int32_t m, int32_t n, int32_t nnz, spmv_precision_t prec)
+{
+    spmv_matrix_t *A = calloc(1, sizeof *A);
+    if (A == NULL) return spmvport_fail(NULL, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a matrix");
+    A->m = m;
+    A->n = n;
+    A->nnz = nnz;
+    A->src_nnz = nnz;
+    A->precision = prec;
+    A->row_ptr = spmvport_malloc_array((size_t)m + 1, sizeof(int32_t));
+    A->col_idx = spmvport_malloc_array((size_t)nnz, sizeof(int32_t));
+    A->values = spmvport_malloc_array((size_t)nnz, spmvport_value_size(prec));
+    if (A->row_ptr == NULL || A->col_idx == NULL || A->values == NULL) {
+        spmv_matrix_destroy(A);
+        return spmvport_fail(NULL, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a %d x %d matrix with %d "
+                             "entries", m, n, nnz);
+    }
+    *out = A;
+    return SPMV_STATUS_SUCCESS;
+}
+
+static double value_at(const void *values, spmv_precision_t prec, int64_t k)
+{
+    return prec == SPMV_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
+}
+
+static void value_set(void *values, spmv_precision_t prec, int64_t k, double v)
+{
+    if (prec == SPMV_F32) ((float *)values)[k] = (float)v;
+    else ((double *)values)[k] = v;
+}
+
+/* Take a double-valued host CSR (reader, generators) as a matrix of the given precision. */
+static spmv_status_t matrix_from_csr(spmv_matrix_t **out, spmvport_csr *C, spmv_precision_t prec)
+{
+    spmv_matrix_t *A;
+    spmv_status_t st = matrix_alloc(&A, C->m, C->n, C->nnz, prec);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    memcpy(A->row_ptr, C->row_ptr, ((size_t)C->m + 1) * sizeof(int32_t));
+    memcpy(A->col_idx, C->col_idx, (size_t)C->nnz * sizeof(int32_t));
+    for (int64_t k = 0; k < C->nnz; k++) value_set(A->values, prec, k, C->val[k]);
+    *out = A;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- checks of the creator's arrays --------------------------------------------------------------------- */
+
+static spmv_status_t check_arguments(spmv_matrix_t **A, int32_t m, int32_t n, int32_t nnz, const int32_t *row_ptr,
+                                     const int32_t *col_idx, const void *values, spmv_precision_t prec,
+                                     int base, unsigned flags)
+{
+    const unsigned known = SPMV_MATRIX_SORT | SPMV_MATRIX_SUM_DUPLICATES | SPMV_MATRIX_ALLOW_NONFINITE;
+    spmv_status_t bad = SPMV_STATUS_INVALID_ARGUMENT;
+    if (A == NULL) return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: argument A is NULL");
+    if (m < 0 || n < 0 || nnz < 0)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: negative size (m=%d, n=%d, nnz=%d)", m, n, nnz);
+    if (prec != SPMV_F32 && prec != SPMV_F64)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: precision %d is neither SPMV_F32 nor SPMV_F64",
+                             (int)prec);
+    if (base != 0 && base != 1)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: index_base %d is neither 0 nor 1", base);
+    if (flags & ~known)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: unknown flag bits 0x%x", flags & ~known);
+    if (row_ptr == NULL) return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: argument row_ptr is NULL");
+    if (nnz > 0 && col_idx == NULL)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: argument col_idx is NULL with nnz=%d", nnz);
+    if (nnz > 0 && values == NULL)
+        return spmvport_fail(NULL, bad, "spmv_matrix_create_csr: argument values is NULL with nnz=%d", nnz);
+    return SPMV_STATUS_SUCCESS;
+}
+
+static spmv_status_t check_structure(int32_t m, int32_t n, int32_t nnz, const int32_t *row_ptr,
+                                     const int32_t *col_idx, const void *values, spmv_precision_t prec, int base,
+                                     unsigned flags, int *sorted_unique)
+{
+    spmv_status_t bad = SPMV_STATUS_INVALID_MATRIX;
+    if (row_ptr[0] != base)
+        return spmvport_fail(NULL, bad, "row_ptr[0] = %d, expected the index base %d", row_ptr[0], base);
+    if ((int64_t)row_ptr[m] != (int64_t)nnz + base)
+        return spmvport_fail(NULL, bad, "row_ptr[%d] = %d, expected nnz + index base = %lld", m, row_ptr[m],
+                             (long long)nnz + base);
+    for (int32_t i = 0; i < m; i++)
+        if (row_ptr[i + 1] < row_ptr[i])
+            return spmvport_fail(NULL, bad, "row_ptr decreases at row %d: row_ptr[%d] = %d > row_ptr[%d] = %d", i,
+                                 i, row_ptr[i], i + 1, row_ptr[i + 1]);
+    int ok = 1;
+    for (int32_t i = 0; i < m; i++) {
+        for (int32_t k = row_ptr[i] - base; k < row_ptr[i + 1] - base; k++) {
+            int32_t c = col_idx[k] - base;
+            if (c < 0 || c >= n)
+                return spmvport_fail(NULL, bad, "col_idx[%d] = %d in row %d is out of range [%d, %d]", k,
+                                     col_idx[k], i, base, n - 1 + base);
+            if (k > row_ptr[i] - base && col_idx[k] <= col_idx[k - 1]) ok = 0;
+            if (!(flags & SPMV_MATRIX_ALLOW_NONFINITE) && !isfinite(value_at(values, prec, k)))
+                return spmvport_fail(NULL, bad, "values[%d] (row %d, column %d) is not finite; pass "
+                                     "SPMV_MATRIX_ALLOW_NONFINITE to accept it", k, i, col_idx[k]);
+        }
+    }
+    *sorted_unique = ok;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- sorting the creator's rows ------------------------------------------------------------------------- */
+
+typedef struct { int32_t col, pos; } col_pos;
+
+static int cmp_col_pos(const void *a, const void *b)
+{
+    const col_pos *x = a, *y = b;
+    if (x->col != y->col) return x->col < y->col ? -1 : 1;
+    return x->pos < y->pos ? -1 : (x->pos > y->pos);
+}
+
+/* Sort each row by column; duplicates are summed (flag) or reported. Fills A and A->src_map. */
+static spmv_status_t sort_rows(spmv_matrix_t *A, const int32_t *row_ptr, const int32_t *col_idx,
+                               const void *values, int base, unsigned flags)
+{
+    int32_t nnz = A->src_nnz;
+    col_pos *buf = spmvport_malloc_array((size_t)nnz, sizeof *buf);
+    double *acc = spmvport_malloc_array((size_t)nnz, sizeof *acc);
+    A->src_map = spmvport_malloc_array((size_t)nnz, sizeof(int32_t));
+    if (buf == NULL || acc == NULL || A->src_map == NULL) {
+        free(buf); free(acc);
+        return spmvport_fail(NULL, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory sorting %d entries", nnz);
+    }
+    int32_t out = 0;
+    A->row_ptr[0] = 0;
+    for (int32_t i = 0; i < A->m; i++) {
+        int32_t b = row_ptr[i] - base, e = row_ptr[i + 1] - base;
+        for (int32_t k = b; k < e; k++) buf[k] = (col_pos){col_idx[k] - base, k};
+        qsort(buf + b, (size_t)(e - b), sizeof *buf, cmp_col_pos);
+        for (int32_t k = b; k < e; k++) {
+            if (k > b && buf[k].col == buf[k - 1].col) {
+                if (!(flags & SPMV_MATRIX_SUM_DUPLICATES)) {
+                    spmvport_fail(NULL, SPMV_STATUS_UNSORTED, "row %d has column %d more than once (positions %d "
+                                  "and %d); pass SPMV_MATRIX_SUM_DUPLICATES to sum them", i, buf[k].col + base,
+                                  buf[k - 1].pos, buf[k].pos);
+                    free(buf); free(acc);
+                    return SPMV_STATUS_UNSORTED;
+                }
+                acc[out - 1] += value_at(values, A->precision, buf[k].pos);
+            } else {
+                A->col_idx[out] = buf[k].col;
+                acc[out] = value_at(values, A->precision, buf[k].pos);
+                out++;
+            }
+            A->src_map[buf[k].pos] = out - 1;
+        }
+        A->row_ptr[i + 1] = out;
+    }
+    A->nnz = out;
+    for (int32_t k = 0; k < out; k++) value_set(A->values, A->precision, k, acc[k]);
+    free(buf);
+    free(acc);
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- public constructors -------------------------------------------------------------------------------- */
+
+spmv_status_t spmv_matrix_create_csr(spmv_matrix_t **A, int32_t m, int32_t n, int32_t nnz, const int32_t *row_ptr,
+                                     const int32_t *col_idx, const void *values, spmv_precision_t precision,
+                                     int index_base, unsigned flags)
+{
+    spmvport_clear_error(NULL);
+    spmv_status_t st = check_arguments(A, m, n, nnz, row_ptr, col_idx, values, precision, index_base, flags);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    *A = NULL;
+    int sorted_unique = 0;
+    st = check_structure(m, n, nnz, row_ptr, col_idx, values, precision, index_base, flags, &sorted_unique);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    if (!sorted_unique && !(flags & (SPMV_MATRIX_SORT | SPMV_MATRIX_SUM_DUPLICATES)))
+        return spmvport_fail(NULL, SPMV_STATUS_UNSORTED, "the columns of some row are unsorted or repeated; pass "
+                             "SPMV_MATRIX_SORT (and SPMV_MATRIX_SUM_DUPLICATES for repeats)");
+    spmv_matrix_t *M;
+    st = matrix_alloc(&M, m, n, nnz, precision);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    if (sorted_unique) {
+        for (int32_t i = 0; i <= m; i++) M->row_ptr[i] = row_ptr[i] - index_base;
+        for (int32_t k = 0; k < nnz; k++) M->col_idx[k] = col_idx[k] - index_base;
+        memcpy(M->values, values, (size_t)nnz * spmvport_value_size(precision));
+    } else {
+        st = sort_rows(M, row_ptr, col_idx, values, index_base, flags);
+        if (st != SPMV_STATUS_SUCCESS) {
+            spmv_matrix_destroy(M);
+            return st;
+        }
+    }
+    *A = M;
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_matrix_read_mtx(spmv_matrix_t **A, const char *path, spmv_precision_t precision)
+{
+    spmvport_clear_error(NULL);
+    if (A == NULL || path == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_read_mtx: argument %s is NULL",
+                             A == NULL ? "A" : "path");
+    *A = NULL;
+    if (precision != SPMV_F32 && precision != SPMV_F64)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_read_mtx: bad precision %d",
+                             (int)precision);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmvport_csr C;
+    spmv_status_t st = spmvport_mtx_read(path, &C, msg, sizeof msg);
+    if (st != SPMV_STATUS_SUCCESS) return spmvport_fail(NULL, st, "%s", msg);
+    st = matrix_from_csr(A, &C, precision);
+    spmvport_csr_free(&C);
+    return st;
+}
+
+spmv_status_t spmv_matrix_generate(spmv_matrix_t **A, const char *spec, spmv_precision_t precision, uint64_t seed)
+{
+    spmvport_clear_error(NULL);
+    if (A == NULL || spec == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_generate: argument %s is NULL",
+                             A == NULL ? "A" : "spec");
+    *A = NULL;
+    if (precision != SPMV_F32 && precision != SPMV_F64)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_generate: bad precision %d",
+                             (int)precision);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmvport_csr C;
+    spmv_status_t st = spmvport_generate(spec, seed, &C, msg, sizeof msg);
+    if (st != SPMV_STATUS_SUCCESS) return spmvport_fail(NULL, st, "%s", msg);
+    st = matrix_from_csr(A, &C, precision);
+    spmvport_csr_free(&C);
+    return st;
+}
+
+spmv_status_t spmv_matrix_convert(spmv_matrix_t **B, const spmv_matrix_t *A, spmv_precision_t precision)
+{
+    spmvport_clear_error(NULL);
+    if (B == NULL || A == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_convert: argument %s is NULL",
+                             B == NULL ? "B" : "A");
+    *B = NULL;
+    if (precision != SPMV_F32 && precision != SPMV_F64)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_convert: bad precision %d",
+                             (int)precision);
+    spmv_matrix_t *M;
+    spmv_status_t st = matrix_alloc(&M, A->m, A->n, A->nnz, precision);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    memcpy(M->row_ptr, A->row_ptr, ((size_t)A->m + 1) * sizeof(int32_t));
+    memcpy(M->col_idx, A->col_idx, (size_t)A->nnz * sizeof(int32_t));
+    for (int64_t k = 0; k < A->nnz; k++) value_set(M->values, precision, k, value_at(A->values, A->precision, k));
+    if (A->src_map != NULL) {
+        M->src_nnz = A->src_nnz;
+        M->src_map = spmvport_malloc_array((size_t)A->src_nnz, sizeof(int32_t));
+        if (M->src_map == NULL) {
+            spmv_matrix_destroy(M);
+            return spmvport_fail(NULL, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory converting a matrix");
+        }
+        memcpy(M->src_map, A->src_map, (size_t)A->src_nnz * sizeof(int32_t));
+    }
+    *B = M;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- access and output ---------------------------------------------------------------------------------- */
+
+spmv_status_t spmv_matrix_get_size(const spmv_matrix_t *A, int32_t *m, int32_t *n, int32_t *nnz,
+                                   spmv_precision_t *precision)
+{
+    if (A == NULL) return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_get_size: A is NULL");
+    if (m) *m = A->m;
+    if (n) *n = A->n;
+    if (nnz) *nnz = A->nnz;
+    if (precision) *precision = A->precision;
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_matrix_get_csr(const spmv_matrix_t *A, const int32_t **row_ptr, const int32_t **col_idx,
+                                  const void **values)
+{
+    if (A == NULL) return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_get_csr: A is NULL");
+    if (row_ptr) *row_ptr = A->row_ptr;
+    if (col_idx) *col_idx = A->col_idx;
+    if (values) *values = A->values;
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char *path)
+{
+    spmvport_clear_error(NULL);
+    if (A == NULL || path == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_matrix_write_mtx: argument %s is NULL",
+                             A == NULL ? "A" : "path");
+    spmvport_csr C = {A->m, A->n, A->nnz, A->row_ptr, A->col_idx, NULL};
+    C.val = spmvport_malloc_array((size_t)A->nnz, sizeof(double));
+    if (C.val == NULL) return spmvport_fail(NULL, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory writing %s", path);
+    for (int64_t k = 0; k < A->nnz; k++) C.val[k] = value_at(A->values, A->precision, k);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmv_status_t st = spmvport_mtx_write(path, &C, msg, sizeof msg);
+    free(C.val);
+    return st == SPMV_STATUS_SUCCESS ? st : spmvport_fail(NULL, st, "%s", msg);
+}

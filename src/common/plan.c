@@ -1,0 +1,211 @@
+/*
+ * plan.c -- plans: build a format on the host, upload it through the backend, execute, update values.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+spmv_status_t spmv_plan_options_init(spmv_plan_options_t *options)
+{
+    if (options == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_options_init: options is NULL");
+    memset(options, 0, sizeof *options);
+    return SPMV_STATUS_SUCCESS;
+}
+
+static spmv_status_t check_options(spmv_context_t *ctx, const spmv_plan_options_t *o, int *warp_size)
+{
+    spmv_status_t bad = SPMV_STATUS_INVALID_ARGUMENT;
+    *warp_size = ctx->info.warp_size;
+    if (o->warp_size != 0) {
+        int cpu = ctx->info.backend == SPMV_BACKEND_CPU;
+        if (cpu && o->warp_size != 32 && o->warp_size != 64)
+            return spmvport_fail(ctx, bad, "spmv_plan_create: options.warp_size = %d; the CPU backend takes 0, 32 "
+                                 "or 64", o->warp_size);
+        if (!cpu && o->warp_size != ctx->info.warp_size)
+            return spmvport_fail(ctx, bad, "spmv_plan_create: options.warp_size = %d but the device's is %d",
+                                 o->warp_size, ctx->info.warp_size);
+        *warp_size = o->warp_size;
+    }
+    if (o->vendor_alg < 0 || o->vendor_alg > 2)
+        return spmvport_fail(ctx, bad, "spmv_plan_create: options.vendor_alg = %d; expected 0, 1 or 2",
+                             o->vendor_alg);
+    int l = o->lanes_per_row;
+    if (l < 0 || l > *warp_size || (l & (l - 1)) != 0)
+        return spmvport_fail(ctx, bad, "spmv_plan_create: options.lanes_per_row = %d; expected 0 or a power of two "
+                             "<= the warp size %d", l, *warp_size);
+    if (o->nnz_per_warp < 0 || o->nnz_per_warp % *warp_size != 0)
+        return spmvport_fail(ctx, bad, "spmv_plan_create: options.nnz_per_warp = %d; expected 0 or a positive "
+                             "multiple of the warp size %d", o->nnz_per_warp, *warp_size);
+    return SPMV_STATUS_SUCCESS;
+}
+
+static void plan_release(spmv_plan_t *p)
+{
+    if (p->dplan != NULL) p->ctx->ops->plan_free(p->ctx->state, p->dplan);
+    spmvport_format_data_free(&p->fd);
+    free(p->src_map);
+    free(p->csr_scratch);
+    free(p);
+}
+
+spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const spmv_matrix_t *A,
+                               spmv_format_t format, const spmv_plan_options_t *options)
+{
+    if (ctx == NULL) return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_create: ctx is NULL");
+    spmvport_clear_error(ctx);
+    if (plan == NULL || A == NULL)
+        return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_create: argument %s is NULL",
+                             plan == NULL ? "plan" : "A");
+    *plan = NULL;
+    if ((int)format < 0 || format >= SPMV_FORMAT_COUNT)
+        return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_create: unknown format %d", (int)format);
+    spmv_plan_options_t defaults;
+    spmv_plan_options_init(&defaults);
+    const spmv_plan_options_t *opt = options ? options : &defaults;
+    int warp_size;
+    spmv_status_t st = check_options(ctx, opt, &warp_size);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose(A, &ctx->info);
+
+    char msg[SPMVPORT_MSG_LEN] = "";
+    st = ctx->ops->supports(ctx->state, format, A->precision, msg, sizeof msg);
+    if (st != SPMV_STATUS_SUCCESS)
+        return spmvport_fail(ctx, st, "format %s on backend %s: %s", spmv_format_name(format), ctx->ops->name, msg);
+
+    spmv_plan_t *p = calloc(1, sizeof *p);
+    if (p == NULL) return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a plan");
+    p->ctx = ctx;
+    p->nnz = A->nnz;
+    p->src_nnz = A->src_nnz;
+    p->csr_scratch = spmvport_malloc_array((size_t)A->nnz, sizeof(double));
+    if (A->src_map != NULL) p->src_map = spmvport_malloc_array((size_t)A->src_nnz, sizeof(int32_t));
+    if (p->csr_scratch == NULL || (A->src_map != NULL && p->src_map == NULL)) {
+        plan_release(p);
+        return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a plan of %d entries", A->nnz);
+    }
+    if (A->src_map != NULL) memcpy(p->src_map, A->src_map, (size_t)A->src_nnz * sizeof(int32_t));
+
+    double t0 = spmvport_now_ms();
+    st = spmvport_format_build(&p->fd, A, format, warp_size, opt, msg, sizeof msg);
+    double t1 = spmvport_now_ms();
+    size_t device_bytes = 0;
+    if (st == SPMV_STATUS_SUCCESS)
+        st = ctx->ops->plan_upload(ctx->state, &p->fd, &p->dplan, &device_bytes, msg, sizeof msg);
+    double t2 = spmvport_now_ms();
+    if (st != SPMV_STATUS_SUCCESS) {
+        p->dplan = NULL;
+        plan_release(p);
+        return spmvport_fail(ctx, st, "spmv_plan_create (%s): %s", spmv_format_name(format), msg);
+    }
+    spmv_plan_info_t *in = &p->info;
+    in->format = format;
+    in->backend = ctx->info.backend;
+    in->precision = A->precision;
+    in->m = A->m;
+    in->n = A->n;
+    in->nnz = A->nnz;
+    in->warp_size = warp_size;
+    in->deterministic = p->fd.deterministic;
+    in->device_bytes = device_bytes;
+    in->build_ms = t1 - t0;
+    in->upload_ms = t2 - t1;
+    memcpy(in->stats, p->fd.stats, sizeof in->stats);
+    *plan = p;
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_plan_destroy(spmv_plan_t *plan)
+{
+    if (plan != NULL) plan_release(plan);
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info)
+{
+    if (plan == NULL || info == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_get_info: argument %s is NULL",
+                             plan == NULL ? "plan" : "info");
+    *info = plan->info;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- execute ---------------------------------------------------------------------------------------------- */
+
+static spmv_status_t check_vectors(spmv_plan_t *plan, const void *x, const void *y, const char *fn)
+{
+    if (plan == NULL) return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "%s: plan is NULL", fn);
+    spmv_context_t *ctx = plan->ctx;
+    spmvport_clear_error(ctx);
+    if (x == NULL && plan->info.n > 0) return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "%s: x is NULL", fn);
+    if (y == NULL && plan->info.m > 0) return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "%s: y is NULL", fn);
+    if (x != NULL && x == (const void *)y)
+        return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "%s: x and y are the same array", fn);
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_execute(spmv_plan_t *plan, double alpha, const void *x, double beta, void *y)
+{
+    spmv_status_t st = check_vectors(plan, x, y, "spmv_execute");
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    spmv_context_t *ctx = plan->ctx;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    st = ctx->ops->execute(ctx->state, plan->dplan, alpha, x, beta, y, msg, sizeof msg);
+    return st == SPMV_STATUS_SUCCESS ? st : spmvport_fail(ctx, st, "spmv_execute: %s", msg);
+}
+
+spmv_status_t spmv_plan_time(spmv_plan_t *plan, double alpha, const void *x, double beta, void *y, int warmup,
+                             int iters, double *ms)
+{
+    spmv_status_t st = check_vectors(plan, x, y, "spmv_plan_time");
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    spmv_context_t *ctx = plan->ctx;
+    if (warmup < 0 || iters <= 0 || ms == NULL)
+        return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_time: need warmup >= 0, iters > 0 and ms");
+    char msg[SPMVPORT_MSG_LEN] = "";
+    st = ctx->ops->time_execute(ctx->state, plan->dplan, alpha, x, beta, y, warmup, iters, ms, msg, sizeof msg);
+    return st == SPMV_STATUS_SUCCESS ? st : spmvport_fail(ctx, st, "spmv_plan_time: %s", msg);
+}
+
+/* ---- update_values ------------------------------------------------------------------------------------------ */
+
+/* Write CSR values (double) into the format's value arrays through its value map. */
+static void scatter_values(spmvport_format_data *fd, const double *csr)
+{
+    int64_t slot = 0;
+    for (int a = 0; a < fd->narrays; a++) {
+        spmvport_array *arr = &fd->arrays[a];
+        if (!arr->is_values) continue;
+        size_t count = arr->bytes / spmvport_value_size(fd->precision);
+        for (size_t i = 0; i < count; i++, slot++) {
+            int64_t src = fd->value_map ? fd->value_map[slot] : slot;
+            double v = src >= 0 ? csr[src] : 0.0;
+            if (fd->precision == SPMV_F32) ((float *)arr->data)[i] = (float)v;
+            else ((double *)arr->data)[i] = v;
+        }
+    }
+}
+
+spmv_status_t spmv_plan_update_values(spmv_plan_t *plan, const void *values)
+{
+    if (plan == NULL) return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_update_values: plan is NULL");
+    spmv_context_t *ctx = plan->ctx;
+    spmvport_clear_error(ctx);
+    if (values == NULL && plan->src_nnz > 0)
+        return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_update_values: values is NULL");
+    int f32 = plan->fd.precision == SPMV_F32;
+    double *csr = plan->csr_scratch;
+    if (plan->src_map == NULL) {
+        for (int32_t k = 0; k < plan->nnz; k++) csr[k] = f32 ? ((const float *)values)[k] : ((const double *)values)[k];
+    } else {
+        memset(csr, 0, (size_t)plan->nnz * sizeof *csr);
+        for (int32_t p = 0; p < plan->src_nnz; p++)
+            csr[plan->src_map[p]] += f32 ? ((const float *)values)[p] : ((const double *)values)[p];
+    }
+    scatter_values(&plan->fd, csr);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmv_status_t st = ctx->ops->plan_update_values(ctx->state, plan->dplan, &plan->fd, msg, sizeof msg);
+    return st == SPMV_STATUS_SUCCESS ? st : spmvport_fail(ctx, st, "spmv_plan_update_values: %s", msg);
+}

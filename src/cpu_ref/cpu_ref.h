@@ -1,0 +1,18 @@
+/*
+ * cpu_ref.h -- CPU executors: one per format, each walking the format's arrays the way its GPU kernel does, so
+ * that a test against the oracle proves the builder (and the traversal the kernel will use) right.
+ */
+#ifndef SPMVPORT_CPU_REF_H
+#define SPMVPORT_CPU_REF_H
+
+#include "../common/internal.h"
+
+typedef void (*spmvport_cpu_executor)(const spmvport_format_data *fd, double alpha, const void *x, double beta,
+                                      void *y);
+
+/* csr_executors.c */
+void spmvport_cpu_csr_scalar(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_csr_vector(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_csr_lb(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * support.h -- what the tests share: the edge-case corpus, the shared matrices, and a checker that runs one
+ * format on one backend through the public API and compares every result with the oracle's bound.
+ */
+#ifndef SPMVPORT_TEST_SUPPORT_H
+#define SPMVPORT_TEST_SUPPORT_H
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+
+#include "spmvport.h"
+
+/* The edge-case corpus: empty matrix and rows, 1x1, 1xn, nx1, rectangular, one dense row / column, power-law,
+ * unsorted input, duplicates, rows longer than many warps' chunks, small stencils. */
+typedef struct {
+    const char *name;
+    spmv_matrix_t *A;
+} support_case;
+
+int support_edge_corpus(spmv_precision_t precision, support_case **cases); /* returns the count */
+void support_cases_free(support_case *cases, int count);
+
+/* The shared SuiteSparse matrices: directory (SPMVPORT_MATRIX_DIR overrides the build's path) and the names in
+ * MANIFEST.tsv. Returns the count (0 when the folder is missing). */
+const char *support_matrix_dir(void);
+int support_shared_names(char ***names);
+void support_names_free(char **names, int count);
+/* Read one shared matrix by name. */
+spmv_matrix_t *support_read_shared(const char *name, spmv_precision_t precision);
+
+/* Open a context on backend or skip the test (cr_skip_test) when it is unavailable. */
+spmv_context_t *support_context_or_skip(spmv_backend_t backend);
+
+/* Run y = alpha*A*x + beta*y on ctx with `format` for alpha/beta in {1,0}, {2,0.5}, {-1,1}, random x and y0 (y
+ * poisoned with NaN when beta = 0), twice per case (repeated executes must agree, bitwise when the plan says it
+ * is deterministic), and assert every result is within the bound. Returns the largest error ratio seen, or -1
+ * when the format reports SPMV_STATUS_NOT_SUPPORTED for this matrix and allow_unsupported is set. */
+double support_check_format(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
+                            const char *name, const spmv_matrix_t *A, int allow_unsupported);
+
+/* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
+void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
+
+/* A scratch path unique to this process: SPMVPORT_TEST_TMPDIR/<pid>-<tag>. */
+void support_tmp_path(char *buf, size_t len, const char *tag);
+
+#endif
