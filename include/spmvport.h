@@ -168,7 +168,8 @@ SPMV_API spmv_status_t spmv_matrix_create_csr(spmv_matrix_t **A, int32_t m, int3
 
 /* Read a Matrix Market file (.mtx, or gzip-compressed .mtx.gz): coordinate format, field real, integer or
  * pattern (pattern entries get value 1), symmetry general, symmetric or skew-symmetric (expanded to both
- * triangles). Duplicate entries are summed. Errors name the line: bad banner, unsupported field or format,
+ * triangles). Duplicate entries are summed. NaN and Inf values are refused (SPMV_STATUS_INVALID_MATRIX), as
+ * spmv_matrix_create_csr does by default. Errors name the line: bad banner, unsupported field or format,
  * wrong counts, index 0 or past the size, truncated file, non-numeric fields, sizes beyond int32. */
 SPMV_API spmv_status_t spmv_matrix_read_mtx(spmv_matrix_t **A, const char *path, spmv_precision_t precision);
 
@@ -180,7 +181,8 @@ SPMV_API spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char 
  *   stencil3d:7:N         7-point Laplacian on N^3, stencil3d:27:N the 27-point one
  *   fem3d:B:N             N^3 nodes, 27-point node coupling with B x B dense blocks (B = 3: elasticity)
  *   kron:SCALE:EF         R-MAT/Kronecker graph, 2^SCALE vertices, EF edges per vertex, Graph500 parameters
- *                         a = 0.57, b = c = 0.19, random relabelling, duplicates merged
+ *                         a = 0.57, b = c = 0.19, random relabelling; undirected as in Graph500 (each edge
+ *                         stored both ways, symmetric values), duplicates merged
  *   uniform:M:K           M x M, K random distinct columns per row
  *   circuit:M             M x M, 2..6 entries per row plus a diagonal, and a few dense rows and columns with
  *                         10^4..10^5 entries (fewer on small M)

@@ -15,57 +15,12 @@ void spmvport_csr_free(spmvport_csr *A)
     memset(A, 0, sizeof *A);
 }
 
-/* Insertion sort of one row by column, carrying values: rows are short, and long rows come mostly sorted. */
-static void sort_row(int32_t *col, double *val, int32_t len)
-{
-    for (int32_t i = 1; i < len; i++) {
-        int32_t c = col[i];
-        double v = val[i];
-        int32_t j = i - 1;
-        while (j >= 0 && col[j] > c) {
-            col[j + 1] = col[j];
-            val[j + 1] = val[j];
-            j--;
-        }
-        col[j + 1] = c;
-        val[j + 1] = v;
-    }
-}
-
-/* ---- heap sort for long rows (insertion sort is quadratic on a shuffled hub row) ---------------------------- */
-
-static void sift_down(int32_t *col, double *val, int32_t start, int32_t end)
-{
-    int32_t root = start;
-    while (2 * root + 1 < end) {
-        int32_t child = 2 * root + 1;
-        if (child + 1 < end && col[child + 1] > col[child]) child++;
-        if (col[root] >= col[child]) return;
-        int32_t tc = col[root]; col[root] = col[child]; col[child] = tc;
-        double tv = val[root]; val[root] = val[child]; val[child] = tv;
-        root = child;
-    }
-}
-
-static void heap_sort_row(int32_t *col, double *val, int32_t len)
-{
-    for (int32_t s = len / 2 - 1; s >= 0; s--) sift_down(col, val, s, len);
-    for (int32_t end = len - 1; end > 0; end--) {
-        int32_t tc = col[0]; col[0] = col[end]; col[end] = tc;
-        double tv = val[0]; val[0] = val[end]; val[end] = tv;
-        sift_down(col, val, 0, end);
-    }
-}
-
-/* Sort each row's columns and merge duplicates in place; returns the compacted nnz. */
-static int64_t sort_and_merge_rows(int32_t m, int64_t *ptr, int32_t *col, double *val)
+/* Merge repeated columns of each (sorted) row in place; returns the compacted nnz. */
+static int64_t merge_rows(int32_t m, int64_t *ptr, int32_t *col, double *val)
 {
     int64_t out = 0;
     for (int32_t i = 0; i < m; i++) {
         int64_t b = ptr[i], e = ptr[i + 1];
-        int32_t len = (int32_t)(e - b);
-        if (len > 32) heap_sort_row(col + b, val + b, len);
-        else sort_row(col + b, val + b, len);
         ptr[i] = out;
         for (int64_t k = b; k < e; k++) {
             if (out > ptr[i] && col[out - 1] == col[k]) {
@@ -97,17 +52,36 @@ spmv_status_t spmvport_csr_from_coo(spmvport_csr *out, int32_t m, int32_t n, int
         spmvport_msg(msg, msglen, "out of host memory for %lld entries", (long long)nnz);
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    /* counting sort by row (stable) */
-    for (int64_t k = 0; k < nnz; k++) ptr[row[k] + 1]++;
+    /* Two stable counting sorts, by column then by row, leave every row sorted by column: O(nnz + m + n). */
+    int64_t *cptr = spmvport_calloc_array((size_t)n + 1, sizeof *cptr);
+    int32_t *tmp_row = spmvport_malloc_array((size_t)nnz, sizeof *tmp_row);
+    int32_t *tmp_col = spmvport_malloc_array((size_t)nnz, sizeof *tmp_col);
+    double *tmp_val = spmvport_malloc_array((size_t)nnz, sizeof *tmp_val);
+    if (cptr == NULL || tmp_row == NULL || tmp_col == NULL || tmp_val == NULL) {
+        free(ptr); free(c); free(v); free(cptr); free(tmp_row); free(tmp_col); free(tmp_val);
+        spmvport_msg(msg, msglen, "out of host memory for %lld entries", (long long)nnz);
+        return SPMV_STATUS_OUT_OF_MEMORY;
+    }
+    for (int64_t k = 0; k < nnz; k++) cptr[col[k] + 1]++;
+    for (int32_t j = 0; j < n; j++) cptr[j + 1] += cptr[j];
+    for (int64_t k = 0; k < nnz; k++) {
+        int64_t p = cptr[col[k]]++;
+        tmp_row[p] = row[k];
+        tmp_col[p] = col[k];
+        tmp_val[p] = val != NULL ? val[k] : 1.0;
+    }
+    free(cptr);
+    for (int64_t k = 0; k < nnz; k++) ptr[tmp_row[k] + 1]++;
     for (int32_t i = 0; i < m; i++) ptr[i + 1] += ptr[i];
     for (int64_t k = 0; k < nnz; k++) {
-        int64_t p = ptr[row[k]]++;
-        c[p] = col[k];
-        v[p] = val != NULL ? val[k] : 1.0;
+        int64_t p = ptr[tmp_row[k]]++;
+        c[p] = tmp_col[k];
+        v[p] = tmp_val[k];
     }
+    free(tmp_row); free(tmp_col); free(tmp_val);
     for (int32_t i = m; i > 0; i--) ptr[i] = ptr[i - 1];
     ptr[0] = 0;
-    int64_t merged = sort_and_merge_rows(m, ptr, c, v);
+    int64_t merged = merge_rows(m, ptr, c, v);
     if (merged > INT32_MAX) {
         free(ptr); free(c); free(v);
         spmvport_msg(msg, msglen, "%lld distinct entries exceed the 32-bit index range", (long long)merged);

@@ -41,7 +41,7 @@ typedef struct spmvport_csr {
 
 void spmvport_csr_free(spmvport_csr *A);
 /* Build a sorted, duplicate-summed CSR from COO triplets (0-based; indices already checked in range).
- * Consumes nothing; uses a counting sort (O(nnz + m)). */
+ * val may be NULL (every entry 1). Two stable counting sorts: O(nnz + m + n). */
 spmv_status_t spmvport_csr_from_coo(spmvport_csr *out, int32_t m, int32_t n, int64_t nnz, const int32_t *row,
                                     const int32_t *col, const double *val, char *msg, size_t msglen);
 

@@ -64,8 +64,11 @@ static spmv_status_t matrix_from_csr(spmv_matrix_t **out, spmvport_csr *C, spmv_
     spmv_status_t st = matrix_alloc(&A, C->m, C->n, C->nnz, prec);
     if (st != SPMV_STATUS_SUCCESS) return st;
     memcpy(A->row_ptr, C->row_ptr, ((size_t)C->m + 1) * sizeof(int32_t));
-    memcpy(A->col_idx, C->col_idx, (size_t)C->nnz * sizeof(int32_t));
-    for (int64_t k = 0; k < C->nnz; k++) value_set(A->values, prec, k, C->val[k]);
+    if (C->nnz > 0) {
+        memcpy(A->col_idx, C->col_idx, (size_t)C->nnz * sizeof(int32_t));
+        if (prec == SPMV_F64) memcpy(A->values, C->val, (size_t)C->nnz * sizeof(double));
+        else for (int64_t k = 0; k < C->nnz; k++) ((float *)A->values)[k] = (float)C->val[k];
+    }
     *out = A;
     return SPMV_STATUS_SUCCESS;
 }
@@ -204,7 +207,7 @@ spmv_status_t spmv_matrix_create_csr(spmv_matrix_t **A, int32_t m, int32_t n, in
     if (sorted_unique) {
         for (int32_t i = 0; i <= m; i++) M->row_ptr[i] = row_ptr[i] - index_base;
         for (int32_t k = 0; k < nnz; k++) M->col_idx[k] = col_idx[k] - index_base;
-        memcpy(M->values, values, (size_t)nnz * spmvport_value_size(precision));
+        if (nnz > 0) memcpy(M->values, values, (size_t)nnz * spmvport_value_size(precision));
     } else {
         st = sort_rows(M, row_ptr, col_idx, values, index_base, flags);
         if (st != SPMV_STATUS_SUCCESS) {
@@ -230,6 +233,15 @@ spmv_status_t spmv_matrix_read_mtx(spmv_matrix_t **A, const char *path, spmv_pre
     spmvport_csr C;
     spmv_status_t st = spmvport_mtx_read(path, &C, msg, sizeof msg);
     if (st != SPMV_STATUS_SUCCESS) return spmvport_fail(NULL, st, "%s", msg);
+    /* the same NaN policy as spmv_matrix_create_csr: a file with NaN or Inf (or 1e999) is refused */
+    for (int32_t i = 0; i < C.m; i++)
+        for (int32_t k = C.row_ptr[i]; k < C.row_ptr[i + 1]; k++)
+            if (!isfinite(C.val[k]) || (precision == SPMV_F32 && !isfinite((float)C.val[k]))) {
+                st = spmvport_fail(NULL, SPMV_STATUS_INVALID_MATRIX, "%s: entry (%d, %d) = %g is not finite%s", path,
+                                   i + 1, C.col_idx[k] + 1, C.val[k], isfinite(C.val[k]) ? " in single precision" : "");
+                spmvport_csr_free(&C);
+                return st;
+            }
     st = matrix_from_csr(A, &C, precision);
     spmvport_csr_free(&C);
     return st;
