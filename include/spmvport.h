@@ -233,7 +233,24 @@ typedef struct spmv_plan_options {
     int vendor_alg;    /* SPMV_FORMAT_VENDOR: 0 = library default, 1 = CSR_ALG1, 2 = CSR_ALG2 */
     int lanes_per_row; /* SPMV_FORMAT_CSR_VECTOR: 0 = from the average row length, else a power of two <= W */
     int nnz_per_warp;  /* SPMV_FORMAT_CSR_LB: 0 = automatic, else non-zeros one warp handles per call */
-    int reserved[28];  /* zero; room for format options without breaking the ABI */
+    /* SPMV_FORMAT_TILE */
+    int tile_variant;            /* 0 = adaptive per-tile formats (ADPT), 1 = every tile CSR (TileSpMV_CSR) */
+    int tile_deferred_coo;       /* 0 = automatic (on above tile_deferred_threshold non-zeros), 1 = on, -1 = off */
+    int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
+    int tile_balance;            /* most tiles of one tile row per warp; 0 = 8 (the paper's) */
+    /* SPMV_FORMAT_HBP */
+    int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
+    int hbp_block_cols;          /* columns per block; 0 = from the device's shared memory and the value size */
+    int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
+    int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
+    /* SPMV_FORMAT_AMF_CSR */
+    int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
+    /* SPMV_FORMAT_TEB */
+    int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
+    /* SPMV_FORMAT_EHYB */
+    int ehyb_plan_ordering;      /* 1 = x and y are in the plan's ordering (spmv_plan_get_permutation) */
+    int ehyb_seed;               /* METIS seed; 0 = a fixed default, so plans are reproducible */
+    int reserved[16];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */
@@ -272,6 +289,13 @@ typedef struct spmv_plan_info {
 } spmv_plan_info_t;
 
 SPMV_API spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info);
+
+/* Reordering formats (ehyb): the plan's row and column permutations, host arrays valid while the plan lives:
+ * plan row i is row row_perm[i] of A, plan column j is column col_perm[j] of A. A solver that sets
+ * options.ehyb_plan_ordering passes x as x_plan[j] = x[col_perm[j]] and gets y_plan[i] = y[row_perm[i]].
+ * Both are NULL for formats that keep A's ordering. */
+SPMV_API spmv_status_t spmv_plan_get_permutation(const spmv_plan_t *plan, const int32_t **row_perm,
+                                                 const int32_t **col_perm);
 
 /* ----------------------------------------------------------------------------------------------------
  * Measurement (used by spmvport-bench; useful to anyone who tunes)

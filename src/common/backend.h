@@ -58,6 +58,9 @@ typedef struct spmvport_format_data {
     int32_t *value_map;
     int64_t value_slots;
     char stats[512];                    /* "key=value;..." for spmv_plan_info_t.stats */
+    /* reordering formats: index into arrays[] of the int32 row / column permutation (plan index -> A's
+     * index), -1 when the format keeps A's ordering */
+    int row_perm_array, col_perm_array;
 } spmvport_format_data;
 
 /* ---- the table ------------------------------------------------------------------------------------ */

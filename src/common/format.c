@@ -34,14 +34,21 @@ static spmvport_format_builder builder_of(spmv_format_t f)
     case SPMV_FORMAT_CSR_VECTOR:
     case SPMV_FORMAT_CSR_LB:
     case SPMV_FORMAT_VENDOR: return spmvport_build_csr;
+    case SPMV_FORMAT_TILE: return spmvport_build_tile;
+    case SPMV_FORMAT_HBP: return spmvport_build_hbp;
+    case SPMV_FORMAT_AMF_CSR: return spmvport_build_amf_csr;
+    case SPMV_FORMAT_TEB: return spmvport_build_teb;
+    case SPMV_FORMAT_EHYB: return spmvport_build_ehyb;
     default: return NULL;
     }
 }
 
 spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
-                                    int warp_size, const spmv_plan_options_t *opt, char *msg, size_t msglen)
+                                    int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                    char *msg, size_t msglen)
 {
     memset(fd, 0, sizeof *fd);
+    fd->row_perm_array = fd->col_perm_array = -1;
     spmvport_format_builder build = builder_of(format);
     if (build == NULL) {
         spmvport_msg(msg, msglen, "format %s is not implemented in this version of libspmvport",
@@ -55,7 +62,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
     fd->nnz = A->nnz;
     fd->warp_size = warp_size;
     fd->deterministic = 1;
-    spmv_status_t st = build(fd, A, opt, msg, msglen);
+    spmv_status_t st = build(fd, A, dev, opt, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) spmvport_format_data_free(fd);
     return st;
 }

@@ -10,12 +10,28 @@
 
 #include "internal.h"
 
+/* dev: the device the plan is for (shared memory, multiprocessors, ...); on the CPU backend those figures are 0
+ * and a builder uses the defaults it documents. */
 typedef spmv_status_t (*spmvport_format_builder)(spmvport_format_data *fd, const spmv_matrix_t *A,
-                                                 const spmv_plan_options_t *opt, char *msg, size_t msglen);
+                                                 const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                                 char *msg, size_t msglen);
 
 /* csr_scalar, csr_vector, csr_lb, vendor (format_csr.c) */
-spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
-                                 char *msg, size_t msglen);
+spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                 const spmv_plan_options_t *opt, char *msg, size_t msglen);
+/* the research formats, one file each: format_tile.c, format_hbp.c, format_amf_csr.c, format_teb.c,
+ * format_ehyb.c */
+spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                  const spmv_plan_options_t *opt, char *msg, size_t msglen);
+spmv_status_t spmvport_build_hbp(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                 const spmv_plan_options_t *opt, char *msg, size_t msglen);
+spmv_status_t spmvport_build_amf_csr(spmvport_format_data *fd, const spmv_matrix_t *A,
+                                     const spmv_device_info_t *dev, const spmv_plan_options_t *opt, char *msg,
+                                     size_t msglen);
+spmv_status_t spmvport_build_teb(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                 const spmv_plan_options_t *opt, char *msg, size_t msglen);
+spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                  const spmv_plan_options_t *opt, char *msg, size_t msglen);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
 

@@ -52,9 +52,10 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
     return st;
 }
 
-spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
-                                 char *msg, size_t msglen)
+spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                 const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
+    (void)dev;
     size_t vsize = spmvport_value_size(A->precision);
     size_t ptr_bytes = ((size_t)A->m + 1) * sizeof(int32_t);
     size_t col_bytes = (size_t)A->nnz * sizeof(int32_t), val_bytes = (size_t)A->nnz * vsize;

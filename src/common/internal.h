@@ -98,7 +98,8 @@ spmv_status_t spmvport_format_add_array(spmvport_format_data *fd, const char *na
                                         int is_values);
 /* Build the format data of `format` from a validated matrix. */
 spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
-                                    int warp_size, const spmv_plan_options_t *opt, char *msg, size_t msglen);
+                                    int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                    char *msg, size_t msglen);
 /* Choose a format for SPMV_FORMAT_AUTO. */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev);
 

@@ -89,7 +89,7 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     if (A->src_map != NULL) memcpy(p->src_map, A->src_map, (size_t)A->src_nnz * sizeof(int32_t));
 
     double t0 = spmvport_now_ms();
-    st = spmvport_format_build(&p->fd, A, format, warp_size, opt, msg, sizeof msg);
+    st = spmvport_format_build(&p->fd, A, format, warp_size, &ctx->info, opt, msg, sizeof msg);
     double t1 = spmvport_now_ms();
     size_t device_bytes = 0;
     if (st == SPMV_STATUS_SUCCESS)
@@ -129,6 +129,16 @@ spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info
         return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_get_info: argument %s is NULL",
                              plan == NULL ? "plan" : "info");
     *info = plan->info;
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmv_plan_get_permutation(const spmv_plan_t *plan, const int32_t **row_perm, const int32_t **col_perm)
+{
+    if (plan == NULL)
+        return spmvport_fail(NULL, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_get_permutation: plan is NULL");
+    const spmvport_format_data *fd = &plan->fd;
+    if (row_perm) *row_perm = fd->row_perm_array >= 0 ? fd->arrays[fd->row_perm_array].data : NULL;
+    if (col_perm) *col_perm = fd->col_perm_array >= 0 ? fd->arrays[fd->col_perm_array].data : NULL;
     return SPMV_STATUS_SUCCESS;
 }
 

@@ -17,6 +17,11 @@ static spmvport_cpu_executor executor_of(spmv_format_t f)
     case SPMV_FORMAT_CSR_SCALAR: return spmvport_cpu_csr_scalar;
     case SPMV_FORMAT_CSR_VECTOR: return spmvport_cpu_csr_vector;
     case SPMV_FORMAT_CSR_LB: return spmvport_cpu_csr_lb;
+    case SPMV_FORMAT_TILE: return spmvport_cpu_tile;
+    case SPMV_FORMAT_HBP: return spmvport_cpu_hbp;
+    case SPMV_FORMAT_AMF_CSR: return spmvport_cpu_amf_csr;
+    case SPMV_FORMAT_TEB: return spmvport_cpu_teb;
+    case SPMV_FORMAT_EHYB: return spmvport_cpu_ehyb;
     default: return NULL;
     }
 }

@@ -15,4 +15,12 @@ void spmvport_cpu_csr_scalar(const spmvport_format_data *fd, double alpha, const
 void spmvport_cpu_csr_vector(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
 void spmvport_cpu_csr_lb(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
 
+/* the research formats, one file each (tile_executor.c, hbp_executor.c, amf_csr_executor.c, teb_executor.c,
+ * ehyb_executor.c) */
+void spmvport_cpu_tile(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_hbp(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_amf_csr(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_teb(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+void spmvport_cpu_ehyb(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y);
+
 #endif

@@ -1,0 +1,12 @@
+/*
+ * format_hbp.c -- host builder of format hbp (placeholder until the format lands).
+ */
+#include "format_builders.h"
+
+spmv_status_t spmvport_build_hbp(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                 const spmv_plan_options_t *opt, char *msg, size_t msglen)
+{
+    (void)fd; (void)A; (void)dev; (void)opt;
+    spmvport_msg(msg, msglen, "format hbp is not implemented in this version of libspmvport");
+    return SPMV_STATUS_NOT_SUPPORTED;
+}

@@ -1,0 +1,9 @@
+/*
+ * amf_csr_executor.c -- CPU executor of format amf_csr (placeholder: the builder refuses every matrix until it lands).
+ */
+#include "cpu_ref.h"
+
+void spmvport_cpu_amf_csr(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y)
+{
+    (void)fd; (void)alpha; (void)x; (void)beta; (void)y;
+}
