@@ -20,7 +20,7 @@ cmake -S "$root" -B "$build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSPMVPORT_S
   -DSPMVPORT_HIP=OFF >"$build-asan.configure.log" 2>&1 || { cat "$build-asan.configure.log"; exit 1; }
 cmake --build "$build-asan" -j"$jobs"
 # leaks are errors too; OpenMP's runtime keeps thread pools alive on purpose, which LeakSanitizer does not flag
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+SPMVPORT_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -E 'install_consumer|lint_kernels' \
   --timeout 2400 | tail -n 4
 

@@ -21,7 +21,8 @@ int support_edge_corpus(spmv_precision_t precision, support_case **cases); /* re
 void support_cases_free(support_case *cases, int count);
 
 /* The shared SuiteSparse matrices: directory (SPMVPORT_MATRIX_DIR overrides the build's path) and the names in
- * MANIFEST.tsv. Returns the count (0 when the folder is missing). */
+ * MANIFEST.tsv. Returns the count (0 when the folder is missing). With SPMVPORT_TEST_QUICK set in the
+ * environment (the sanitizer build in CI), every fourth matrix only. */
 const char *support_matrix_dir(void);
 int support_shared_names(char ***names);
 void support_names_free(char **names, int count);
