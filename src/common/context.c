@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -20,12 +21,20 @@ static void library_dir(char *dir, size_t len)
 {
     Dl_info info;
     dir[0] = '\0';
+    char exe[4096];
     if (dladdr((void *)&spmv_context_create, &info) == 0 || info.dli_fname == NULL) return;
-    const char *slash = strrchr(info.dli_fname, '/');
+    const char *file = info.dli_fname;
+    if (strchr(file, '/') == NULL) { /* linked into the executable (static build): use its real path */
+        ssize_t len_exe = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (len_exe <= 0) return;
+        exe[len_exe] = '\0';
+        file = exe;
+    }
+    const char *slash = strrchr(file, '/');
     if (slash == NULL) return;
-    size_t n = (size_t)(slash - info.dli_fname);
+    size_t n = (size_t)(slash - file);
     if (n + 1 > len) return;
-    memcpy(dir, info.dli_fname, n);
+    memcpy(dir, file, n);
     dir[n] = '\0';
 }
 

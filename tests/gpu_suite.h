@@ -1,0 +1,198 @@
+/*
+ * gpu_suite.h -- the CPU test corpus, unchanged, on a GPU backend (included by test_gpu_cuda.c and
+ * test_gpu_hip.c with GPU_BACKEND and SUITE set). Every test skips, and CTest shows the skip, when the backend
+ * cannot be opened (no module, driver or device).
+ *
+ * Which formats must work: every format the CPU backend builds (a research format that has landed has a CPU
+ * executor), plus vendor. Formats not built yet must say SPMV_STATUS_NOT_SUPPORTED.
+ */
+#include <string.h>
+
+#include "support.h"
+
+/* Does the CPU backend build this format? Then the GPU backend must run it too. */
+static int format_landed(spmv_format_t f)
+{
+    if (f == SPMV_FORMAT_VENDOR) return 1;
+    spmv_context_t *cpu;
+    spmv_matrix_t *A;
+    int32_t ptr[] = {0, 1}, col[] = {0};
+    double val[] = {1};
+    cr_assert_eq(spmv_context_create(&cpu, SPMV_BACKEND_CPU, 0), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_create_csr(&A, 1, 1, 1, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    spmv_plan_t *plan;
+    spmv_status_t st = spmv_plan_create(&plan, cpu, A, f, NULL);
+    if (st == SPMV_STATUS_SUCCESS) spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(cpu);
+    return st == SPMV_STATUS_SUCCESS;
+}
+
+static void gpu_corpus(spmv_format_t f, spmv_precision_t p)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    int must = format_landed(f);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) {
+        double r = support_check_format(ctx, f, NULL, cases[i].name, cases[i].A, 1);
+        cr_assert(r >= 0 || !must, "%s: format %s is built on the CPU but NOT_SUPPORTED here: %s", cases[i].name,
+                  spmv_format_name(f), spmv_last_error(ctx));
+    }
+    support_cases_free(cases, n);
+    spmv_context_destroy(ctx);
+}
+
+static void gpu_shared(spmv_format_t f, spmv_precision_t p)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    int must = format_landed(f);
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        double r = support_check_format(ctx, f, NULL, names[i], A, 1);
+        cr_assert(r >= 0 || !must, "%s: format %s NOT_SUPPORTED: %s", names[i], spmv_format_name(f),
+                  spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+    spmv_context_destroy(ctx);
+}
+
+#define GPU_FORMAT_TESTS(FMT, NAME)                                                                            \
+    Test(SUITE, NAME##_corpus_f64, .timeout = 600) { gpu_corpus(FMT, SPMV_F64); }                             \
+    Test(SUITE, NAME##_corpus_f32, .timeout = 600) { gpu_corpus(FMT, SPMV_F32); }                             \
+    Test(SUITE, NAME##_shared_f64, .timeout = 900) { gpu_shared(FMT, SPMV_F64); }                             \
+    Test(SUITE, NAME##_shared_f32, .timeout = 900) { gpu_shared(FMT, SPMV_F32); }
+
+GPU_FORMAT_TESTS(SPMV_FORMAT_CSR_SCALAR, csr_scalar)
+GPU_FORMAT_TESTS(SPMV_FORMAT_CSR_VECTOR, csr_vector)
+GPU_FORMAT_TESTS(SPMV_FORMAT_CSR_LB, csr_lb)
+GPU_FORMAT_TESTS(SPMV_FORMAT_VENDOR, vendor)
+GPU_FORMAT_TESTS(SPMV_FORMAT_TILE, tile)
+GPU_FORMAT_TESTS(SPMV_FORMAT_HBP, hbp)
+GPU_FORMAT_TESTS(SPMV_FORMAT_AMF_CSR, amf_csr)
+GPU_FORMAT_TESTS(SPMV_FORMAT_TEB, teb)
+GPU_FORMAT_TESTS(SPMV_FORMAT_EHYB, ehyb)
+GPU_FORMAT_TESTS(SPMV_FORMAT_AUTO, auto)
+
+/* ---- backend behaviour ---------------------------------------------------------------------------------- */
+
+Test(SUITE, context_reports_a_gpu)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t info;
+    cr_assert_eq(spmv_context_get_info(ctx, &info), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(info.backend, GPU_BACKEND);
+    cr_assert(info.warp_size == 32 || info.warp_size == 64, "warp size %d", info.warp_size);
+    cr_assert(info.multiprocessors > 0 && info.shared_mem_per_block > 0 && info.global_mem_bytes > 0);
+    cr_assert(strlen(info.name) > 0);
+    spmv_context_destroy(ctx);
+}
+
+Test(SUITE, impossible_allocation_is_a_status)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    void *p = NULL;
+    cr_assert_eq(spmv_malloc(ctx, &p, (size_t)1 << 52), SPMV_STATUS_DEVICE_OUT_OF_MEMORY);
+    cr_assert(strlen(spmv_last_error(ctx)) > 0);
+    /* the context still works afterwards */
+    cr_assert_eq(spmv_malloc(ctx, &p, 1024), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_free(ctx, p), SPMV_STATUS_SUCCESS);
+    spmv_context_destroy(ctx);
+}
+
+/* Many executes on one plan: device counters and tickets must be reset inside every call. */
+Test(SUITE, hundred_executes_stay_correct, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_matrix_t *A;
+    cr_assert_eq(spmv_matrix_generate(&A, "circuit:50000", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    int32_t m, n;
+    spmv_matrix_get_size(A, &m, &n, NULL, NULL);
+    double *x = malloc(sizeof(double) * n), *y = malloc(sizeof(double) * m);
+    support_random_vector(x, n, SPMV_F64, 3);
+    void *dx, *dy;
+    spmv_malloc(ctx, &dx, sizeof(double) * n);
+    spmv_malloc(ctx, &dy, sizeof(double) * m);
+    spmv_copy_to_device(ctx, dx, x, sizeof(double) * n);
+    for (int f = SPMV_FORMAT_CSR_SCALAR; f < SPMV_FORMAT_COUNT; f++) {
+        spmv_plan_t *plan;
+        spmv_status_t st = spmv_plan_create(&plan, ctx, A, (spmv_format_t)f, NULL);
+        if (st == SPMV_STATUS_NOT_SUPPORTED && !format_landed((spmv_format_t)f)) continue;
+        cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s: %s", spmv_format_name((spmv_format_t)f), spmv_last_error(ctx));
+        for (int it = 0; it < 100; it++) cr_assert_eq(spmv_execute(plan, 1.0, dx, 0.0, dy), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_copy_to_host(ctx, y, dy, sizeof(double) * m), SPMV_STATUS_SUCCESS);
+        double ratio;
+        spmv_reference_check(A, 1.0, x, 0.0, NULL, y, &ratio, NULL);
+        cr_assert(ratio <= 1, "%s after 100 executes: ratio %g", spmv_format_name((spmv_format_t)f), ratio);
+        spmv_plan_destroy(plan);
+    }
+    spmv_free(ctx, dx);
+    spmv_free(ctx, dy);
+    free(x);
+    free(y);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* update_values on the device: the plan must use the new values without a rebuild. */
+Test(SUITE, update_values_on_device)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_matrix_t *A, *B;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:30", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    const int32_t *ptr, *col;
+    const void *v;
+    int32_t m, nnz;
+    spmv_matrix_get_size(A, &m, NULL, &nnz, NULL);
+    spmv_matrix_get_csr(A, &ptr, &col, &v);
+    double *nv = malloc(sizeof(double) * nnz), *x = malloc(sizeof(double) * m), *y = malloc(sizeof(double) * m);
+    support_random_vector(nv, nnz, SPMV_F64, 11);
+    support_random_vector(x, m, SPMV_F64, 12);
+    cr_assert_eq(spmv_matrix_create_csr(&B, m, m, nnz, ptr, col, nv, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    void *dx, *dy;
+    spmv_malloc(ctx, &dx, sizeof(double) * m);
+    spmv_malloc(ctx, &dy, sizeof(double) * m);
+    spmv_copy_to_device(ctx, dx, x, sizeof(double) * m);
+    for (int f = SPMV_FORMAT_CSR_SCALAR; f < SPMV_FORMAT_COUNT; f++) {
+        spmv_plan_t *plan;
+        spmv_status_t st = spmv_plan_create(&plan, ctx, A, (spmv_format_t)f, NULL);
+        if (st == SPMV_STATUS_NOT_SUPPORTED && !format_landed((spmv_format_t)f)) continue;
+        cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s: %s", spmv_format_name((spmv_format_t)f), spmv_last_error(ctx));
+        st = spmv_plan_update_values(plan, nv);
+        if (st == SPMV_STATUS_NOT_SUPPORTED) { spmv_plan_destroy(plan); continue; } /* documented per format */
+        cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s: %s", spmv_format_name((spmv_format_t)f), spmv_last_error(ctx));
+        cr_assert_eq(spmv_execute(plan, 1.0, dx, 0.0, dy), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_copy_to_host(ctx, y, dy, sizeof(double) * m), SPMV_STATUS_SUCCESS);
+        double ratio;
+        spmv_reference_check(B, 1.0, x, 0.0, NULL, y, &ratio, NULL);
+        cr_assert(ratio <= 1, "%s: updated values not used (ratio %g)", spmv_format_name((spmv_format_t)f), ratio);
+        spmv_plan_destroy(plan);
+    }
+    spmv_free(ctx, dx);
+    spmv_free(ctx, dy);
+    free(nv); free(x); free(y);
+    spmv_matrix_destroy(A);
+    spmv_matrix_destroy(B);
+    spmv_context_destroy(ctx);
+}
+
+Test(SUITE, plan_info_reports_device_bytes)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_matrix_t *A;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:7:20", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_CSR_VECTOR, NULL), SPMV_STATUS_SUCCESS);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    size_t csr = (size_t)(info.m + 1) * 4 + (size_t)info.nnz * 12;
+    cr_assert(info.device_bytes >= csr, "device bytes %zu < CSR bytes %zu", info.device_bytes, csr);
+    cr_assert_eq(info.backend, GPU_BACKEND);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
