@@ -1,12 +1,444 @@
 /*
- * format_amf_csr.c -- host builder of format amf_csr (placeholder until the format lands).
+ * format_amf_csr.c -- host builder of format amf_csr: adaptive multi-row folding of CSR (Gao et al., ICPADS 2021).
+ *
+ * The layout is described in format_amf_csr.h and docs/formats/amf_csr.md. The build, in passes:
+ *   1. check the CSR and the options; count short rows (< AMF_LONG_MIN entries) and their entries;
+ *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
+ *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
+ *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
+ *      T_l = clamp(short entries / (4 * resident warps of the device), G * F, 16 * G * F), F the average fold
+ *      length and G the folds a warp runs side by side; lanes per fold ~ sqrt(average fold length);
+ *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
+ *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
+ * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
+ * added so far).
  */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_amf_csr.h"
 #include "format_builders.h"
 
-spmv_status_t spmvport_build_amf_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+/* ==================================================================================================== */
+/* Small helpers                                                                                        */
+/* ==================================================================================================== */
+
+/* Documented defaults when the device figures are unknown (CPU backend): an A100's 108 multiprocessors. */
+#define AMF_DEFAULT_MULTIPROCESSORS 108
+#define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
+#define AMF_WAVES 4             /* sub-blocks aim at this many waves of resident warps */
+#define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of G folds */
+#define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
+
+static int log2_int(int v)
+{
+    int e = 0;
+    while ((1 << (e + 1)) <= v) e++;
+    return e;
+}
+
+/* log2 of the lanes per fold for folds of `avg` entries: the power of two nearest sqrt(avg), in [2, W]. */
+static int lanes_log2_for(double avg, int w_log2)
+{
+    int e = avg > 1.0 ? (int)floor(0.5 * log2(avg) + 0.5) : 1;
+    if (e < 1) e = 1;
+    return e > w_log2 ? w_log2 : e;
+}
+
+static int32_t row_len(const spmv_matrix_t *A, int32_t r) { return A->row_ptr[r + 1] - A->row_ptr[r]; }
+
+/* Add an array that the caller fills afterwards; *out receives its data (NULL on failure). */
+static spmv_status_t add_array(spmvport_format_data *fd, const char *name, size_t count, size_t size, int is_values,
+                               void **out)
+{
+    void *data = spmvport_calloc_array(count, size);
+    *out = data;
+    spmv_status_t st = spmvport_format_add_array(fd, name, data, count * size, is_values);
+    if (st != SPMV_STATUS_SUCCESS) *out = NULL;
+    return st;
+}
+
+/* Shrink array slot a to `bytes` (its content is a prefix of the old one). */
+static void shrink_array(spmvport_format_data *fd, int a, size_t bytes)
+{
+    void *p = realloc(fd->arrays[a].data, bytes > 0 ? bytes : 1);
+    if (p != NULL) fd->arrays[a].data = p;
+    fd->arrays[a].bytes = bytes;
+}
+
+/* ==================================================================================================== */
+/* Pass 1: checks                                                                                       */
+/* ==================================================================================================== */
+
+static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matrix_t *A,
                                  const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    (void)fd; (void)A; (void)dev; (void)opt;
-    spmvport_msg(msg, msglen, "format amf_csr is not implemented in this version of libspmvport");
-    return SPMV_STATUS_NOT_SUPPORTED;
+    if (A == NULL || opt == NULL) {
+        spmvport_msg(msg, msglen, "amf_csr: %s is NULL", A == NULL ? "the matrix" : "the options");
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    int w = fd->warp_size;
+    if (w < 2 || w > 64 || (w & (w - 1)) != 0) {
+        spmvport_msg(msg, msglen, "amf_csr: warp size %d is not a power of two in [2, 64]", w);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->amf_fixed_fold < 0 || opt->amf_fixed_fold > AMF_MAX_FOLD) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_fixed_fold = %d; expected 0 (adaptive) or 1..%d",
+                     opt->amf_fixed_fold, AMF_MAX_FOLD);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
+        spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
+                     A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
+        spmvport_msg(msg, msglen, "amf_csr: row_ptr[0] = %d and row_ptr[m] = %d; expected 0 and nnz = %d",
+                     A->row_ptr[0], A->row_ptr[A->m], A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    int32_t bad = -1;
+    for (int32_t r = 0; r < A->m && bad < 0; r++)
+        if (A->row_ptr[r + 1] < A->row_ptr[r]) bad = r;
+    if (bad >= 0) {
+        spmvport_msg(msg, msglen, "amf_csr: row_ptr decreases at row %d", bad);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ==================================================================================================== */
+/* Pass 2: folds                                                                                        */
+/* ==================================================================================================== */
+
+typedef struct {
+    int w, w_log2;           /* warp size */
+    int fixed;               /* fixed fold count, 0: adaptive */
+    int64_t t_s, t_l;        /* thresholds */
+    int64_t short_rows, short_nnz;
+    int32_t units, folds, long_rows, sub_blocks, pieces, multi;
+    int fold_max;            /* most rows in one fold */
+    int lanes0_log2;         /* lanes per fold from the average fold length */
+} amf_plan;
+
+static int unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int32_t u)
+{
+    return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;
+}
+
+/* Fold rows into units (fold_row has room for m + 1). */
+static void fold_rows(amf_plan *p, const spmv_matrix_t *A, int32_t *fold_row, int32_t *fold_ptr)
+{
+    const int cap = p->fixed > 0 ? p->fixed : AMF_MAX_FOLD;
+    int32_t u = 0, r = 0;
+    p->fold_max = 0;
+    while (r < A->m) {
+        fold_row[u] = r;
+        fold_ptr[u] = A->row_ptr[r];
+        int64_t nz = row_len(A, r);
+        int32_t start = r++;
+        if (nz >= AMF_LONG_MIN) {
+            u++;
+            p->long_rows++;
+            continue;
+        }
+        while (r < A->m && r - start < cap && row_len(A, r) < AMF_LONG_MIN &&
+               (p->fixed > 0 || nz + row_len(A, r) <= p->t_s))
+            nz += row_len(A, r++);
+        if (r - start > p->fold_max) p->fold_max = r - start;
+        u++;
+        p->folds++;
+    }
+    fold_row[u] = A->m;
+    fold_ptr[u] = A->nnz;
+    p->units = u;
+}
+
+/* ==================================================================================================== */
+/* Pass 3: sub-blocks                                                                                   */
+/* ==================================================================================================== */
+
+static int64_t device_warps(const spmv_device_info_t *dev, int w)
+{
+    int mps = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 ? dev->multiprocessors
+                                                                                        : AMF_DEFAULT_MULTIPROCESSORS;
+    return (int64_t)mps * (AMF_THREADS_PER_MP / w);
+}
+
+/* T_l and the typical lanes per fold, from the folds' average length. */
+static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
+{
+    double avg_fold = p->folds > 0 ? (double)p->short_nnz / p->folds : 0.0;
+    p->lanes0_log2 = lanes_log2_for(avg_fold, p->w_log2);
+    int64_t side = (int64_t)(p->w >> p->lanes0_log2);      /* G: folds side by side in a warp */
+    int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
+    if (lo < 1) lo = 1;
+    int64_t hi = AMF_MAX_STEPS * lo;
+    int64_t target = (p->short_nnz + AMF_WAVES * device_warps(dev, p->w) - 1) / (AMF_WAVES * device_warps(dev, p->w));
+    p->t_l = target < lo ? lo : target > hi ? hi : target;
+}
+
+/* Group folds into sub-blocks; sub_unit has room for 2 * folds. */
+static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit)
+{
+    const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w >> p->lanes0_log2);
+    int32_t s = 0, u = 0;
+    while (u < p->units) {
+        if (unit_is_long(fold_row, fold_ptr, u)) {
+            u++;
+            continue;
+        }
+        int32_t b = u;
+        int64_t nz = fold_ptr[u + 1] - fold_ptr[u];
+        u++;
+        while (u < p->units && u - b < max_units && !unit_is_long(fold_row, fold_ptr, u) &&
+               nz + (fold_ptr[u + 1] - fold_ptr[u]) <= p->t_l) {
+            nz += fold_ptr[u + 1] - fold_ptr[u];
+            u++;
+        }
+        sub_unit[2 * s] = b;
+        sub_unit[2 * s + 1] = u;
+        s++;
+    }
+    p->sub_blocks = s;
+}
+
+/* Lanes per fold of each sub-block: ~sqrt of its average fold length, raised while whole groups would idle. */
+static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, uint8_t *lanes)
+{
+#pragma omp parallel for schedule(static) if (p->sub_blocks > AMF_OMP_MIN)
+    for (int32_t s = 0; s < p->sub_blocks; s++) {
+        int32_t b = sub_unit[2 * s], e = sub_unit[2 * s + 1];
+        int l = lanes_log2_for((double)(fold_ptr[e] - fold_ptr[b]) / (e - b), p->w_log2);
+        while (l < p->w_log2 && (p->w >> (l + 1)) >= e - b) l++;
+        lanes[s] = (uint8_t)l;
+    }
+}
+
+/* ==================================================================================================== */
+/* Pass 4: long rows                                                                                    */
+/* ==================================================================================================== */
+
+static spmv_status_t cut_long_rows(spmvport_format_data *fd, amf_plan *p, const int32_t *fold_row,
+                                   const int32_t *fold_ptr)
+{
+    const int64_t piece = (int64_t)AMF_BLOCK * AMF_PIECE_PER_THREAD;
+    int32_t *long_unit, *long_piece, *owner;
+    spmv_status_t st = add_array(fd, "long_unit", (size_t)p->long_rows, sizeof(int32_t), 0, (void **)&long_unit);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = add_array(fd, "long_piece", (size_t)p->long_rows + 1, sizeof(int32_t), 0, (void **)&long_piece);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    int64_t pieces = 0;
+    int32_t i = 0;
+    for (int32_t u = 0; u < p->units; u++) {
+        if (!unit_is_long(fold_row, fold_ptr, u)) continue;
+        int64_t k = (fold_ptr[u + 1] - fold_ptr[u] + piece - 1) / piece;
+        long_unit[i] = u;
+        long_piece[i++] = (int32_t)pieces;
+        pieces += k;
+        if (k > 1) p->multi++;
+    }
+    long_piece[i] = (int32_t)pieces; /* pieces <= nnz / 1024 + 1: no overflow */
+    p->pieces = (int32_t)pieces;
+    st = add_array(fd, "piece_owner", (size_t)pieces, sizeof(int32_t), 0, (void **)&owner);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    for (int32_t l = 0; l < p->long_rows; l++)
+        for (int32_t q = long_piece[l]; q < long_piece[l + 1]; q++) owner[q] = l;
+    void *part;
+    return add_array(fd, "long_part", (size_t)pieces, spmvport_value_size(fd->precision), 0, &part);
+}
+
+/* ==================================================================================================== */
+/* Pass 5: merged entries                                                                               */
+/* ==================================================================================================== */
+
+/* Merge the rows of unit u by column (ties: lower local row first): value_map[o] = CSR position of entry o.
+ * Returns the CSR position of the first column out of [0, n), or -1. */
+static int64_t merge_unit(const spmv_matrix_t *A, const int32_t *fold_row, const int32_t *fold_ptr, int32_t u,
+                          int packed, uint32_t *cols, uint8_t *local_row, int32_t *value_map)
+{
+    const int32_t *col_idx = A->col_idx, n = A->n;
+    const int rows = fold_row[u + 1] - fold_row[u];
+    const int32_t *rp = A->row_ptr + fold_row[u];
+    int32_t head[AMF_MAX_FOLD], end[AMF_MAX_FOLD], hc[AMF_MAX_FOLD]; /* hc: head column, INT32_MAX when done */
+    for (int j = 0; j < rows; j++) {
+        head[j] = rp[j];
+        end[j] = rp[j + 1];
+        hc[j] = head[j] < end[j] ? col_idx[head[j]] : INT32_MAX;
+        if (head[j] < end[j] && (hc[j] < 0 || hc[j] >= n)) return head[j];
+    }
+    for (int32_t o = fold_ptr[u]; o < fold_ptr[u + 1]; o++) {
+        int best = 0;
+        for (int j = 1; j < rows; j++)
+            if (hc[j] < hc[best]) best = j;
+        const int32_t k = head[best]++, c = hc[best]; /* columns are < n <= INT32_MAX: never the sentinel */
+        if (head[best] < end[best]) {
+            hc[best] = col_idx[head[best]];
+            if (hc[best] < 0 || hc[best] >= n) return head[best];
+        } else hc[best] = INT32_MAX;
+        value_map[o] = k;
+        if (packed) cols[o] = (uint32_t)c << 2 | (uint32_t)best;
+        else {
+            cols[o] = (uint32_t)c;
+            local_row[o] = (uint8_t)best;
+        }
+    }
+    return -1;
+}
+
+static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t *A, const amf_plan *p,
+                                  const int32_t *fold_row, const int32_t *fold_ptr, int packed, char *msg,
+                                  size_t msglen)
+{
+    const size_t vs = spmvport_value_size(A->precision), nnz = (size_t)A->nnz;
+    void *cols, *vals, *local;
+    spmv_status_t st = add_array(fd, "cols", nnz, sizeof(uint32_t), 0, &cols);
+    if (st == SPMV_STATUS_SUCCESS) st = add_array(fd, "values", nnz, vs, 1, &vals);
+    if (st == SPMV_STATUS_SUCCESS) st = add_array(fd, "local_row", packed ? 0 : nnz, 1, 0, &local);
+    if (st == SPMV_STATUS_SUCCESS && (fd->value_map = spmvport_malloc_array(nnz, sizeof(int32_t))) == NULL)
+        st = SPMV_STATUS_OUT_OF_MEMORY;
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    fd->value_slots = A->nnz;
+    int32_t *map = fd->value_map;
+    int64_t bad = -1;
+#pragma omp parallel for schedule(dynamic, 4096) reduction(max : bad) if (p->units > AMF_OMP_MIN)
+    for (int32_t u = 0; u < p->units; u++) {
+        int64_t b = merge_unit(A, fold_row, fold_ptr, u, packed, cols, local, map);
+        if (b > bad) bad = b;
+    }
+    if (bad >= 0) {
+        spmvport_msg(msg, msglen, "amf_csr: column index at CSR position %lld out of range [0, %d)", (long long)bad,
+                     A->n);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    if (A->precision == SPMV_F32) {
+        const float *src = A->values;
+        float *dst = vals;
+#pragma omp parallel for schedule(static) if (A->nnz > AMF_OMP_MIN)
+        for (int32_t o = 0; o < A->nnz; o++) dst[o] = src[map[o]];
+    } else {
+        const double *src = A->values;
+        double *dst = vals;
+#pragma omp parallel for schedule(static) if (A->nnz > AMF_OMP_MIN)
+        for (int32_t o = 0; o < A->nnz; o++) dst[o] = src[map[o]];
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ==================================================================================================== */
+/* The builder                                                                                          */
+/* ==================================================================================================== */
+
+static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
+{
+    char fold[16];
+    if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
+    else spmvport_msg(fold, sizeof fold, "adaptive");
+    spmvport_msg(fd->stats, sizeof fd->stats,
+                 "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;packed=%d",
+                 (long long)p->t_s, (long long)p->t_l, p->folds,
+                 p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
+                 AMF_LONG_MIN, fold, 1 << p->lanes0_log2, packed);
+}
+
+static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
+{
+    const int64_t warps_per_block = AMF_BLOCK / p->w;
+    fd->params[AMF_P_UNITS] = p->units;
+    fd->params[AMF_P_SUB_BLOCKS] = p->sub_blocks;
+    fd->params[AMF_P_LONG_ROWS] = p->long_rows;
+    fd->params[AMF_P_PIECES] = p->pieces;
+    fd->params[AMF_P_PIECE] = (int64_t)AMF_BLOCK * AMF_PIECE_PER_THREAD;
+    fd->params[AMF_P_BLOCK] = AMF_BLOCK;
+    fd->params[AMF_P_PACKED] = packed;
+    fd->params[AMF_P_FOLD_MAX] = p->fold_max;
+    fd->params[AMF_P_T_S] = p->t_s;
+    fd->params[AMF_P_T_L] = p->t_l;
+    fd->params[AMF_P_LONG_MIN] = AMF_LONG_MIN;
+    fd->params[AMF_P_MULTI] = p->multi;
+    fd->params[AMF_P_GRID] = p->pieces + (p->sub_blocks + warps_per_block - 1) / warps_per_block;
+    fd->params[AMF_P_FIXED] = p->fixed;
+}
+
+spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
+                                        const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                        int force_unpacked, char *msg, size_t msglen)
+{
+    spmv_status_t st = check_input(fd, A, opt, msg, msglen);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    amf_plan p;
+    memset(&p, 0, sizeof p);
+    p.w = fd->warp_size;
+    p.w_log2 = log2_int(p.w);
+    p.fixed = opt->amf_fixed_fold;
+    int64_t short_rows = 0, short_nnz = 0;
+#pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
+    for (int32_t r = 0; r < A->m; r++) {
+        int32_t len = row_len(A, r);
+        if (len < AMF_LONG_MIN) {
+            short_rows++;
+            short_nnz += len;
+        }
+    }
+    p.short_rows = short_rows;
+    p.short_nnz = short_nnz;
+    /* T_s = ceil(4.5 x the mean short row length): a 4-row fold of average rows plus 1/8 slack, so that regular
+     * matrices whose shorter boundary rows pull the mean under the interior length still fold 4 interior rows */
+    p.t_s = p.fixed > 0 || short_rows == 0 ? 0 : (9 * short_nnz + 2 * short_rows - 1) / (2 * short_rows);
+    if (p.fixed == 0 && p.t_s < 1) p.t_s = 1;
+
+    const int packed = !force_unpacked && A->n <= AMF_PACK_LIMIT;
+    int32_t *fold_row, *fold_ptr, *sub_unit;
+    uint8_t *lanes;
+    st = add_array(fd, "fold_row", (size_t)A->m + 1, sizeof(int32_t), 0, (void **)&fold_row);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = add_array(fd, "fold_ptr", (size_t)A->m + 1, sizeof(int32_t), 0, (void **)&fold_ptr);
+    if (st != SPMV_STATUS_SUCCESS) goto oom;
+    fold_rows(&p, A, fold_row, fold_ptr);
+    shrink_array(fd, AMF_A_FOLD_ROW, ((size_t)p.units + 1) * sizeof(int32_t));
+    shrink_array(fd, AMF_A_FOLD_PTR, ((size_t)p.units + 1) * sizeof(int32_t));
+    fold_row = fd->arrays[AMF_A_FOLD_ROW].data;
+    fold_ptr = fd->arrays[AMF_A_FOLD_PTR].data;
+
+    st = fill_entries(fd, A, &p, fold_row, fold_ptr, packed, msg, msglen);
+    if (st == SPMV_STATUS_INVALID_MATRIX) return st;
+    if (st != SPMV_STATUS_SUCCESS) goto oom;
+
+    choose_t_l(&p, dev);
+    st = add_array(fd, "sub_unit", 2 * (size_t)p.folds, sizeof(int32_t), 0, (void **)&sub_unit);
+    if (st != SPMV_STATUS_SUCCESS) goto oom;
+    group_folds(&p, fold_row, fold_ptr, sub_unit);
+    shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
+    sub_unit = fd->arrays[AMF_A_SUB_UNIT].data;
+    st = add_array(fd, "sub_lanes", (size_t)p.sub_blocks, 1, 0, (void **)&lanes);
+    if (st != SPMV_STATUS_SUCCESS) goto oom;
+    choose_lanes(&p, fold_ptr, sub_unit, lanes);
+
+    st = cut_long_rows(fd, &p, fold_row, fold_ptr);
+    if (st != SPMV_STATUS_SUCCESS) goto oom;
+    if (fd->narrays != AMF_A_COUNT) {
+        spmvport_msg(msg, msglen, "amf_csr: built %d arrays, expected %d", fd->narrays, AMF_A_COUNT);
+        return SPMV_STATUS_INTERNAL_ERROR;
+    }
+    write_params(fd, &p, packed);
+    if (fd->params[AMF_P_GRID] > INT32_MAX) {
+        spmvport_msg(msg, msglen, "amf_csr: %lld thread blocks exceed the grid limit",
+                     (long long)fd->params[AMF_P_GRID]);
+        return SPMV_STATUS_OVERFLOW;
+    }
+    write_stats(fd, &p, packed);
+    fd->deterministic = 1; /* no atomics: long-row pieces are added in order by the fix-up pass */
+    return SPMV_STATUS_SUCCESS;
+
+oom:
+    spmvport_msg(msg, msglen, "amf_csr: out of host memory for %d rows, %d entries", A->m, A->nnz);
+    return st == SPMV_STATUS_SUCCESS ? SPMV_STATUS_OUT_OF_MEMORY : st;
+}
+
+spmv_status_t spmvport_build_amf_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                     const spmv_plan_options_t *opt, char *msg, size_t msglen)
+{
+    return spmvport_build_amf_csr_ex(fd, A, dev, opt, 0, msg, msglen);
 }

@@ -1,9 +1,134 @@
 /*
- * amf_csr_executor.c -- CPU executor of format amf_csr (placeholder: the builder refuses every matrix until it lands).
+ * amf_csr_executor.c -- CPU executor of format amf_csr, walking the arrays as the GPU kernels do
+ * (src/common/device/amf_csr_kernels.h), in the matrix's precision:
+ *
+ *   sub-blocks  one warp of W lanes each. With L = 2^sub_lanes[s] lanes per fold, the warp runs G = W / L folds
+ *               side by side: step by step over the sub-block's units, group g takes unit base + g; lane l of
+ *               the group takes entries l, l + L, ... of the fold and adds each product into the accumulator of
+ *               the entry's local row (up to 4 per lane). Then, for each local row j < FOLD_MAX, a shuffle-down
+ *               tree over the group (offsets L/2 .. 1) and the group's lane 0 writes row j of the fold.
+ *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
+ *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
+ *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece
+ *               order and writes y.
+ * With beta == 0, y is never read (it may hold NaN).
  */
+#include <stdlib.h>
+
+#include "../common/format_amf_csr.h"
 #include "cpu_ref.h"
+
+#define ARR(fd, slot, type) ((type)(fd)->arrays[(slot)].data)
+
+/* Column and local row of entry k, packed (col << 2 | local row) or not. */
+static inline int32_t amf_col(const uint32_t *cols, int packed, int64_t k)
+{
+    return packed ? (int32_t)(cols[k] >> 2) : (int32_t)cols[k];
+}
+static inline int amf_local(const uint32_t *cols, const uint8_t *local, int packed, int64_t k)
+{
+    return packed ? (int)(cols[k] & 3u) : (int)local[k];
+}
+
+#define DEFINE_AMF_EXECUTOR(REAL, SUFFIX)                                                                             \
+    static inline void store_##SUFFIX(REAL *y, int32_t r, REAL alpha, REAL sum, REAL beta)                            \
+    {                                                                                                                 \
+        y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                                             \
+    }                                                                                                                 \
+                                                                                                                      \
+    /* One step of one group: L lanes over unit u, per-row accumulators, one tree per local row. */                   \
+    static void fold_##SUFFIX(const spmvport_format_data *fd, int32_t u, int lanes, const REAL *x, REAL *y,           \
+                              REAL alpha, REAL beta)                                                                  \
+    {                                                                                                                 \
+        const int32_t *fold_row = ARR(fd, AMF_A_FOLD_ROW, const int32_t *);                                           \
+        const int32_t *fold_ptr = ARR(fd, AMF_A_FOLD_PTR, const int32_t *);                                           \
+        const uint32_t *cols = ARR(fd, AMF_A_COLS, const uint32_t *);                                                 \
+        const uint8_t *local = ARR(fd, AMF_A_LOCAL_ROW, const uint8_t *);                                             \
+        const REAL *val = ARR(fd, AMF_A_VALUES, const REAL *);                                                        \
+        const int packed = (int)fd->params[AMF_P_PACKED], fold_max = (int)fd->params[AMF_P_FOLD_MAX];                 \
+        REAL acc[64][AMF_MAX_FOLD];                                                                                   \
+        for (int l = 0; l < lanes; l++) {                                                                             \
+            for (int j = 0; j < AMF_MAX_FOLD; j++) acc[l][j] = 0;                                                     \
+            for (int32_t k = fold_ptr[u] + l; k < fold_ptr[u + 1]; k += lanes)                                        \
+                acc[l][amf_local(cols, local, packed, k)] += val[k] * x[amf_col(cols, packed, k)];                    \
+        }                                                                                                             \
+        const int rows = fold_row[u + 1] - fold_row[u];                                                               \
+        for (int j = 0; j < fold_max; j++) {                                                                          \
+            for (int off = lanes / 2; off > 0; off /= 2)                                                              \
+                for (int l = 0; l < off; l++) acc[l][j] += acc[l + off][j];                                           \
+            if (j < rows) store_##SUFFIX(y, fold_row[u] + j, alpha, acc[0][j], beta);                                 \
+        }                                                                                                             \
+    }                                                                                                                 \
+                                                                                                                      \
+    static void folds_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)         \
+    {                                                                                                                 \
+        const int32_t *sub_unit = ARR(fd, AMF_A_SUB_UNIT, const int32_t *);                                           \
+        const uint8_t *sub_lanes = ARR(fd, AMF_A_SUB_LANES, const uint8_t *);                                         \
+        const int64_t subs = fd->params[AMF_P_SUB_BLOCKS];                                                            \
+        const int w = fd->warp_size;                                                                                  \
+        _Pragma("omp parallel for schedule(dynamic, 64) if (subs > 512)")                                             \
+        for (int64_t s = 0; s < subs; s++) {                                                                          \
+            const int lanes = 1 << sub_lanes[s], side = w / lanes;                                                    \
+            for (int32_t base = sub_unit[2 * s]; base < sub_unit[2 * s + 1]; base += side)                            \
+                for (int g = 0; g < side && base + g < sub_unit[2 * s + 1]; g++)                                      \
+                    fold_##SUFFIX(fd, base + g, lanes, x, y, alpha, beta);                                            \
+        }                                                                                                             \
+    }                                                                                                                 \
+                                                                                                                      \
+    static void long_rows_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta,              \
+                                   REAL *y)                                                                           \
+    {                                                                                                                 \
+        const int32_t *fold_row = ARR(fd, AMF_A_FOLD_ROW, const int32_t *);                                           \
+        const int32_t *fold_ptr = ARR(fd, AMF_A_FOLD_PTR, const int32_t *);                                           \
+        const uint32_t *cols = ARR(fd, AMF_A_COLS, const uint32_t *);                                                 \
+        const REAL *val = ARR(fd, AMF_A_VALUES, const REAL *);                                                        \
+        const int32_t *long_unit = ARR(fd, AMF_A_LONG_UNIT, const int32_t *);                                         \
+        const int32_t *long_piece = ARR(fd, AMF_A_LONG_PIECE, const int32_t *);                                       \
+        const int32_t *owner = ARR(fd, AMF_A_PIECE_OWNER, const int32_t *);                                           \
+        REAL *part = ARR(fd, AMF_A_LONG_PART, REAL *);                                                                \
+        const int packed = (int)fd->params[AMF_P_PACKED], w = fd->warp_size;                                          \
+        const int block = (int)fd->params[AMF_P_BLOCK];                                                               \
+        const int64_t pieces = fd->params[AMF_P_PIECES], piece = fd->params[AMF_P_PIECE];                             \
+        _Pragma("omp parallel for schedule(dynamic, 1) if (pieces > 4)")                                              \
+        for (int64_t q = 0; q < pieces; q++) {                                                                        \
+            REAL t_sum[AMF_BLOCK];                                                                                    \
+            const int32_t i = owner[q], u = long_unit[i];                                                             \
+            const int64_t kb = fold_ptr[u] + (q - long_piece[i]) * piece;                                             \
+            const int64_t ke = kb + piece < fold_ptr[u + 1] ? kb + piece : fold_ptr[u + 1];                           \
+            for (int t = 0; t < block; t++) {                                                                         \
+                t_sum[t] = 0;                                                                                         \
+                for (int64_t k = kb + t; k < ke; k += block) t_sum[t] += val[k] * x[amf_col(cols, packed, k)];        \
+            }                                                                                                         \
+            REAL s = 0;                                                                                               \
+            for (int wb = 0; wb < block; wb += w) { /* each warp's tree, then the warp sums in order */               \
+                for (int off = w / 2; off > 0; off /= 2)                                                              \
+                    for (int l = 0; l < off; l++) t_sum[wb + l] += t_sum[wb + l + off];                               \
+                s += t_sum[wb];                                                                                       \
+            }                                                                                                         \
+            if (long_piece[i + 1] - long_piece[i] == 1) store_##SUFFIX(y, fold_row[u], alpha, s, beta);               \
+            else part[q] = s;                                                                                         \
+        }                                                                                                             \
+        /* fix-up: rows of several pieces add their partials in piece order */                                        \
+        if (fd->params[AMF_P_MULTI] == 0) return;                                                                     \
+        for (int64_t i = 0; i < fd->params[AMF_P_LONG_ROWS]; i++) {                                                   \
+            if (long_piece[i + 1] - long_piece[i] < 2) continue;                                                      \
+            REAL s = 0;                                                                                               \
+            for (int32_t q = long_piece[i]; q < long_piece[i + 1]; q++) s += part[q];                                 \
+            store_##SUFFIX(y, fold_row[long_unit[i]], alpha, s, beta);                                                \
+        }                                                                                                             \
+    }                                                                                                                 \
+                                                                                                                      \
+    static void amf_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)           \
+    {                                                                                                                 \
+        folds_##SUFFIX(fd, alpha, x, beta, y);                                                                        \
+        long_rows_##SUFFIX(fd, alpha, x, beta, y);                                                                    \
+    }
+
+DEFINE_AMF_EXECUTOR(float, f32)
+DEFINE_AMF_EXECUTOR(double, f64)
 
 void spmvport_cpu_amf_csr(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y)
 {
-    (void)fd; (void)alpha; (void)x; (void)beta; (void)y;
+    if (fd->precision == SPMV_F32) amf_f32(fd, (float)alpha, x, (float)beta, y);
+    else amf_f64(fd, alpha, x, beta, y);
 }

@@ -1,0 +1,76 @@
+/*
+ * format_amf_csr.h -- array and parameter slots of format amf_csr (adaptive multi-row folding of CSR), shared by
+ * the host builder (format_amf_csr.c), the CPU executor (cpu_ref/amf_csr_executor.c) and the kernels
+ * (device/amf_csr_kernels.h). Plain C: included from C, CUDA and HIP translation units alike.
+ *
+ * The layout (docs/formats/amf_csr.md has the whole story):
+ *   units       every row belongs to exactly one unit; a unit is either a FOLD of 1..4 consecutive short rows or
+ *               ONE long row (>= AMF_LONG_MIN entries). Unit u covers rows [fold_row[u], fold_row[u+1]) and
+ *               entries [fold_ptr[u], fold_ptr[u+1]) of cols/values.
+ *   entries     a fold's entries merged by column over its rows (ties: lower local row first); the local row
+ *               (0..3) rides in the low 2 bits of cols (cols = col << 2 | local row, uint32) when every column
+ *               is < 2^30, else cols holds the plain column and local_row (uint8) the local row.
+ *   sub-blocks  consecutive folds (never a long row) of about T_l entries, one warp each: sub_unit[2s] and
+ *               sub_unit[2s+1] are the first and one-past-last unit, sub_lanes[s] = log2 of the lanes per fold.
+ *   long rows   long_unit[i] is the unit of long row i; it is cut into pieces of AMF_P_PIECE entries, one thread
+ *               block each: pieces [long_piece[i], long_piece[i+1]), piece_owner[q] = i. A long row of one piece
+ *               is written by its block; the others leave one partial per piece in long_part, added in piece
+ *               order by a fix-up pass (no atomics: deterministic).
+ */
+#ifndef SPMVPORT_FORMAT_AMF_CSR_H
+#define SPMVPORT_FORMAT_AMF_CSR_H
+
+/* Array slots (indices into spmvport_format_data.arrays). AMF_A_LOCAL_ROW is a 1-byte placeholder when the
+ * local row is packed into cols. */
+enum {
+    AMF_A_FOLD_ROW = 0,    /* int32[units + 1]: first row of each unit; fold_row[units] = m */
+    AMF_A_FOLD_PTR = 1,    /* int32[units + 1]: first entry of each unit; fold_ptr[units] = nnz */
+    AMF_A_COLS = 2,        /* uint32[nnz] packed (col << 2 | local row) or int32[nnz] plain columns */
+    AMF_A_VALUES = 3,      /* T[nnz], the matrix values in the merged order (is_values) */
+    AMF_A_LOCAL_ROW = 4,   /* uint8[nnz] local rows when not packed, else empty */
+    AMF_A_SUB_UNIT = 5,    /* int32[2 * sub_blocks]: (first unit, end unit) of each sub-block */
+    AMF_A_SUB_LANES = 6,   /* uint8[sub_blocks]: log2 of the lanes per fold in the sub-block, 1..log2(W) */
+    AMF_A_LONG_UNIT = 7,   /* int32[long rows]: the unit of each long row */
+    AMF_A_LONG_PIECE = 8,  /* int32[long rows + 1]: first piece of each long row */
+    AMF_A_PIECE_OWNER = 9, /* int32[pieces]: the long row (index into long_unit) of each piece */
+    AMF_A_LONG_PART = 10,  /* T[pieces]: per-piece partial sums, written by every execute (scratch) */
+    AMF_A_COUNT = 11
+};
+
+/* Parameter slots (spmvport_format_data.params). */
+enum {
+    AMF_P_UNITS = 0,      /* units (folds + long rows) */
+    AMF_P_SUB_BLOCKS = 1, /* sub-blocks (one warp each) */
+    AMF_P_LONG_ROWS = 2,  /* long rows */
+    AMF_P_PIECES = 3,     /* long-row pieces (one thread block each) */
+    AMF_P_PIECE = 4,      /* entries per long-row piece (the last piece of a row may be shorter) */
+    AMF_P_BLOCK = 5,      /* threads per block of the kernels (a multiple of W) */
+    AMF_P_PACKED = 6,     /* 1: local row packed into cols; 0: separate local_row array */
+    AMF_P_FOLD_MAX = 7,   /* the most rows any fold holds (1..4): the number of accumulators reduced */
+    AMF_P_T_S = 8,        /* the fold threshold (0 with a fixed fold count) */
+    AMF_P_T_L = 9,        /* the sub-block threshold */
+    AMF_P_LONG_MIN = 10,  /* rows with at least this many entries are long */
+    AMF_P_MULTI = 11,     /* long rows of more than one piece (0: no fix-up pass) */
+    AMF_P_GRID = 12,      /* blocks of the main kernel: pieces + ceil(sub_blocks / (block / W)) */
+    AMF_P_FIXED = 13      /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
+};
+
+#define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */
+#define AMF_LONG_MIN 1024       /* rows this long are never folded (the public code's bound) */
+#define AMF_BLOCK 256           /* threads per block: a multiple of both warp sizes */
+#define AMF_PIECE_PER_THREAD 16 /* a long-row piece is AMF_BLOCK * this many entries */
+#define AMF_PACK_LIMIT (1 << 30) /* columns below this pack the local row into their low 2 bits */
+
+#ifndef __CUDACC__
+#if !defined(__HIP__) && !defined(__HIPCC__)
+#include "format_builders.h"
+
+/* The builder with a test hook: force_unpacked = 1 stores the local rows in their own array even when the
+ * columns would pack (so the fallback is tested on ordinary matrices). spmvport_build_amf_csr calls it with 0. */
+spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
+                                        const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                        int force_unpacked, char *msg, size_t msglen);
+#endif
+#endif
+
+#endif /* SPMVPORT_FORMAT_AMF_CSR_H */

@@ -1,0 +1,600 @@
+/*
+ * test_format_amf_csr.c -- format amf_csr (adaptive multi-row folding of CSR):
+ *   (a) the CPU executor against the oracle on the edge-case corpus and every shared matrix, at warp size 32 and
+ *       64, f32 and f64 (support_check_format: alpha/beta cases, repeated executes, y poisoned when beta = 0);
+ *   (b) the option variants: fixed fold counts 1..4 (the paper's baseline), out-of-range options rejected, the
+ *       unpacked local-row fallback (forced through the builder's test hook, and chosen for n > 2^30);
+ *   (c) layout invariants through spmvport_format_build: units partition the rows, folds respect the 4-row cap
+ *       and T_s, sub-blocks partition the folds and respect T_l, every non-zero stored exactly once (the CSR
+ *       rebuilt from the arrays), value_map a permutation, long rows cut into pieces, bytes accounted;
+ *   (d) spmv_plan_update_values against a plan made from a matrix with the new values;
+ *   (e) the plan info statistics.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_ref.h"
+#include "format_amf_csr.h"
+#include "format_builders.h"
+#include "internal.h"
+#include "support.h"
+
+/* ==================================================================================================== */
+/* Helpers                                                                                              */
+/* ==================================================================================================== */
+
+static spmv_plan_options_t options(int warp_size, int fixed)
+{
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    opt.warp_size = warp_size;
+    opt.amf_fixed_fold = fixed;
+    return opt;
+}
+
+/* Build the format data directly (as spmvport_format_build does), with the unpacked test hook. */
+static void build_direct(spmvport_format_data *fd, const spmv_matrix_t *A, int w, int fixed, int force_unpacked)
+{
+    spmv_plan_options_t opt = options(w, fixed);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    memset(fd, 0, sizeof *fd);
+    fd->row_perm_array = fd->col_perm_array = -1;
+    fd->format = SPMV_FORMAT_AMF_CSR;
+    fd->precision = A->precision;
+    fd->m = A->m;
+    fd->n = A->n;
+    fd->nnz = A->nnz;
+    fd->warp_size = w;
+    fd->deterministic = 1;
+    spmv_status_t st = spmvport_build_amf_csr_ex(fd, A, NULL, &opt, force_unpacked, msg, sizeof msg);
+    if (st != SPMV_STATUS_SUCCESS) spmvport_format_data_free(fd);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+}
+
+static void build_normal(spmvport_format_data *fd, const spmv_matrix_t *A, int w, int fixed)
+{
+    spmv_plan_options_t opt = options(w, fixed);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_AMF_CSR, w, NULL, &opt, msg, sizeof msg);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+}
+
+static double value_at(const spmv_matrix_t *A, const void *v, int64_t k)
+{
+    return A->precision == SPMV_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
+}
+
+/* Run the executor on fd directly for the three alpha/beta cases and check each result with the oracle. */
+static void check_executor_direct(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    const size_t vs = spmvport_value_size(A->precision);
+    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1));
+    void *y = malloc(vs * ((size_t)A->m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, A->n, A->precision, 5);
+    for (int c = 0; c < 3; c++) {
+        support_random_vector(y0, A->m, A->precision, 6 + (uint64_t)c);
+        if (cases[c][1] == 0)
+            for (int32_t i = 0; i < A->m; i++) {
+                if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
+                else ((double *)y0)[i] = NAN;
+            }
+        memcpy(y, y0, vs * (size_t)A->m);
+        spmvport_cpu_amf_csr(fd, cases[c][0], x, cases[c][1], y);
+        double ratio;
+        int32_t row;
+        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1.0, "%s (unpacked) alpha=%g beta=%g: row %d off by %g x the bound", name, cases[c][0],
+                  cases[c][1], row, ratio);
+    }
+    free(x); free(y0); free(y);
+}
+
+/* ==================================================================================================== */
+/* (c) Invariants of one built layout                                                                   */
+/* ==================================================================================================== */
+
+#define I32(fd, slot) ((const int32_t *)(fd)->arrays[(slot)].data)
+
+static void check_units(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    const int32_t *fold_row = I32(fd, AMF_A_FOLD_ROW), *fold_ptr = I32(fd, AMF_A_FOLD_PTR);
+    const int64_t units = fd->params[AMF_P_UNITS], fixed = fd->params[AMF_P_FIXED], t_s = fd->params[AMF_P_T_S];
+    cr_assert_eq(fd->arrays[AMF_A_FOLD_ROW].bytes, ((size_t)units + 1) * sizeof(int32_t), "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_FOLD_PTR].bytes, ((size_t)units + 1) * sizeof(int32_t), "%s", name);
+    cr_assert_eq(fold_row[0], 0, "%s", name);
+    cr_assert_eq(fold_row[units], A->m, "%s", name);
+    int64_t longs = 0, fold_max = 0;
+    for (int64_t u = 0; u < units; u++) {
+        const int32_t r0 = fold_row[u], rows = fold_row[u + 1] - r0;
+        cr_assert(rows >= 1 && rows <= (fixed ? fixed : AMF_MAX_FOLD), "%s: unit %lld has %d rows", name,
+                  (long long)u, rows);
+        cr_assert_eq(fold_ptr[u], A->row_ptr[r0], "%s: unit %lld", name, (long long)u);
+        const int32_t len = fold_ptr[u + 1] - fold_ptr[u];
+        const int is_long = rows == 1 && len >= AMF_LONG_MIN;
+        for (int32_t j = 0; j < rows; j++) /* long rows are never folded */
+            cr_assert(is_long || A->row_ptr[r0 + j + 1] - A->row_ptr[r0 + j] < AMF_LONG_MIN, "%s: row %d", name,
+                      r0 + j);
+        if (!is_long && !fixed && rows > 1)
+            cr_assert(len <= t_s, "%s: fold %lld of %d entries over T_s = %lld", name, (long long)u, len,
+                      (long long)t_s);
+        if (!is_long && rows > fold_max) fold_max = rows;
+        longs += is_long;
+    }
+    cr_assert_eq(longs, fd->params[AMF_P_LONG_ROWS], "%s", name);
+    cr_assert_eq(fold_max, fd->params[AMF_P_FOLD_MAX], "%s", name);
+}
+
+static void check_sub_blocks(const spmvport_format_data *fd, const char *name)
+{
+    const int32_t *fold_row = I32(fd, AMF_A_FOLD_ROW), *fold_ptr = I32(fd, AMF_A_FOLD_PTR);
+    const int32_t *sub = I32(fd, AMF_A_SUB_UNIT);
+    const uint8_t *lanes = fd->arrays[AMF_A_SUB_LANES].data;
+    const int64_t subs = fd->params[AMF_P_SUB_BLOCKS], units = fd->params[AMF_P_UNITS];
+    const int64_t t_l = fd->params[AMF_P_T_L];
+    cr_assert_eq(fd->arrays[AMF_A_SUB_UNIT].bytes, 2 * (size_t)subs * sizeof(int32_t), "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_SUB_LANES].bytes, (size_t)subs, "%s", name);
+    int64_t u = 0;
+    for (int64_t s = 0; s < subs; s++) {
+        /* the units skipped before this sub-block are exactly long rows */
+        for (; u < sub[2 * s]; u++)
+            cr_assert(fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN,
+                      "%s: short unit %lld in no sub-block", name, (long long)u);
+        cr_assert(sub[2 * s + 1] > sub[2 * s], "%s: empty sub-block %lld", name, (long long)s);
+        int64_t nz = fold_ptr[sub[2 * s + 1]] - fold_ptr[sub[2 * s]];
+        cr_assert(nz <= t_l || sub[2 * s + 1] - sub[2 * s] == 1, "%s: sub-block %lld of %lld entries over T_l %lld",
+                  name, (long long)s, (long long)nz, (long long)t_l);
+        for (; u < sub[2 * s + 1]; u++)
+            cr_assert(!(fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN),
+                      "%s: long unit %lld inside sub-block %lld", name, (long long)u, (long long)s);
+        cr_assert(lanes[s] >= 1 && (1 << lanes[s]) <= fd->warp_size, "%s: sub-block %lld lanes 2^%d", name,
+                  (long long)s, lanes[s]);
+    }
+    for (; u < units; u++)
+        cr_assert(fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN,
+                  "%s: trailing short unit %lld in no sub-block", name, (long long)u);
+}
+
+static void check_long_rows(const spmvport_format_data *fd, const char *name)
+{
+    const int32_t *fold_ptr = I32(fd, AMF_A_FOLD_PTR), *long_unit = I32(fd, AMF_A_LONG_UNIT);
+    const int32_t *long_piece = I32(fd, AMF_A_LONG_PIECE), *owner = I32(fd, AMF_A_PIECE_OWNER);
+    const int64_t nlong = fd->params[AMF_P_LONG_ROWS], pieces = fd->params[AMF_P_PIECES];
+    const int64_t piece = fd->params[AMF_P_PIECE];
+    cr_assert_eq(long_piece[0], 0, "%s", name);
+    cr_assert_eq(long_piece[nlong], pieces, "%s", name);
+    int64_t multi = 0;
+    for (int64_t i = 0; i < nlong; i++) {
+        const int32_t u = long_unit[i], len = fold_ptr[u + 1] - fold_ptr[u];
+        cr_assert(len >= AMF_LONG_MIN, "%s", name);
+        cr_assert(i == 0 || long_unit[i - 1] < u, "%s", name);
+        cr_assert_eq(long_piece[i + 1] - long_piece[i], (len + piece - 1) / piece, "%s: long row %lld", name,
+                     (long long)i);
+        multi += long_piece[i + 1] - long_piece[i] > 1;
+        for (int32_t q = long_piece[i]; q < long_piece[i + 1]; q++) cr_assert_eq(owner[q], i, "%s", name);
+    }
+    cr_assert_eq(multi, fd->params[AMF_P_MULTI], "%s", name);
+    const int64_t wpb = fd->params[AMF_P_BLOCK] / fd->warp_size;
+    cr_assert_eq(fd->params[AMF_P_GRID], pieces + (fd->params[AMF_P_SUB_BLOCKS] + wpb - 1) / wpb, "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_LONG_PART].bytes, (size_t)pieces * spmvport_value_size(fd->precision), "%s", name);
+}
+
+/* Rebuild the CSR from the merged arrays: every stored entry is a distinct CSR entry of the right row, column
+ * and value, entries of a fold are sorted by (column, local row), and value_map is a permutation. */
+static void check_entries(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    const int32_t *fold_row = I32(fd, AMF_A_FOLD_ROW), *fold_ptr = I32(fd, AMF_A_FOLD_PTR);
+    const uint32_t *cols = fd->arrays[AMF_A_COLS].data;
+    const uint8_t *local = fd->arrays[AMF_A_LOCAL_ROW].data;
+    const int packed = (int)fd->params[AMF_P_PACKED];
+    cr_assert_eq(fd->arrays[AMF_A_LOCAL_ROW].bytes, packed ? 0 : (size_t)A->nnz, "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_COLS].bytes, (size_t)A->nnz * sizeof(uint32_t), "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_VALUES].bytes, (size_t)A->nnz * spmvport_value_size(A->precision), "%s", name);
+    cr_assert(fd->arrays[AMF_A_VALUES].is_values, "%s", name);
+    for (int a = 0; a < fd->narrays; a++) cr_assert_eq(fd->arrays[a].is_values, a == AMF_A_VALUES, "%s", name);
+    cr_assert_eq(fd->value_slots, A->nnz, "%s", name);
+    cr_assert(A->nnz == 0 || fd->value_map != NULL, "%s", name);
+    char *seen = calloc((size_t)A->nnz + 1, 1);
+    cr_assert(seen);
+    for (int64_t u = 0; u < fd->params[AMF_P_UNITS]; u++) {
+        int64_t prev_key = -1;
+        for (int32_t o = fold_ptr[u]; o < fold_ptr[u + 1]; o++) {
+            const int32_t col = packed ? (int32_t)(cols[o] >> 2) : (int32_t)cols[o];
+            const int lr = packed ? (int)(cols[o] & 3u) : local[o];
+            const int32_t row = fold_row[u] + lr, k = fd->value_map[o];
+            cr_assert(row < fold_row[u + 1], "%s: entry %d local row %d outside its fold", name, o, lr);
+            cr_assert(k >= A->row_ptr[row] && k < A->row_ptr[row + 1], "%s: entry %d maps to %d, not in row %d", name,
+                      o, k, row);
+            cr_assert(!seen[k], "%s: CSR entry %d stored twice", name, k);
+            seen[k] = 1;
+            cr_assert_eq(col, A->col_idx[k], "%s: entry %d", name, o);
+            cr_assert(value_at(A, fd->arrays[AMF_A_VALUES].data, o) == value_at(A, A->values, k), "%s: entry %d",
+                      name, o);
+            const int64_t key = (int64_t)col * AMF_MAX_FOLD + lr;
+            cr_assert(key > prev_key, "%s: fold %lld not merged by column at entry %d", name, (long long)u, o);
+            prev_key = key;
+        }
+    }
+    for (int32_t k = 0; k < A->nnz; k++) cr_assert(seen[k], "%s: CSR entry %d not stored", name, k);
+    free(seen);
+}
+
+static void check_layout(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    cr_assert_eq(fd->narrays, AMF_A_COUNT, "%s", name);
+    cr_assert_eq(fd->deterministic, 1, "%s", name);
+    cr_assert_eq(fd->row_perm_array, -1, "%s", name);
+    cr_assert_eq(fd->col_perm_array, -1, "%s", name);
+    check_units(fd, A, name);
+    check_sub_blocks(fd, name);
+    check_long_rows(fd, name);
+    check_entries(fd, A, name);
+}
+
+/* Plan info bytes = the sum of the arrays (the CPU backend uploads exactly fd's arrays). */
+static void check_bytes(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int fixed, const char *name)
+{
+    spmv_plan_options_t opt = options(w, fixed);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_SUCCESS, "%s: %s", name,
+                 spmv_last_error(ctx));
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    size_t bytes = 0;
+    for (int a = 0; a < plan->fd.narrays; a++) bytes += plan->fd.arrays[a].bytes;
+    cr_assert_eq(info.device_bytes, bytes, "%s", name);
+    cr_assert_eq(info.deterministic, 1, "%s", name);
+    cr_assert_eq(info.warp_size, w, "%s", name);
+    spmv_plan_destroy(plan);
+}
+
+/* ==================================================================================================== */
+/* Extra edge cases of this format                                                                      */
+/* ==================================================================================================== */
+
+/* Rows around the long-row bound and the piece length: 0, 1023, 1024, 1025, 4095, 4096, 4097, 12289 entries,
+ * between short rows, so folds close on both sides of long rows and long rows take 1..4 pieces. */
+static spmv_matrix_t *long_row_matrix(spmv_precision_t p)
+{
+    static const int32_t lens[] = {0, 1023, 1024, 3, 1025, 2, 1, 4095, 4096, 0, 4097, 5, 12289, 7, 1, 1024, 0, 0};
+    const int32_t m = (int32_t)(sizeof lens / sizeof lens[0]), n = 13000;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr);
+    cr_assert(ptr);
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) ptr[i + 1] = ptr[i] + lens[i];
+    int32_t *col = malloc((size_t)ptr[m] * sizeof *col);
+    double *vd = malloc((size_t)ptr[m] * sizeof *vd);
+    float *vf = malloc((size_t)ptr[m] * sizeof *vf);
+    cr_assert(col && vd && vf);
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t j = 0; j < lens[i]; j++) {
+            int32_t k = ptr[i] + j;
+            col[k] = (int32_t)(((int64_t)j * (n - 1)) / (lens[i] > 1 ? lens[i] - 1 : 1)); /* increasing: n > len */
+            vd[k] = sin(1.0 + k);
+            vf[k] = (float)vd[k];
+        }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, n, ptr[m], ptr, col, p == SPMV_F32 ? (void *)vf : (void *)vd, p, 0, 0),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr); free(col); free(vd); free(vf);
+    return A;
+}
+
+/* A matrix wider than 2^30 columns (a few entries, far columns): the local row cannot be packed. */
+static spmv_matrix_t *very_wide_matrix(spmv_precision_t p)
+{
+    const int32_t m = 9, n = (1 << 30) + 7;
+    const int32_t ptr[] = {0, 2, 3, 3, 5, 6, 6, 8, 9, 10};
+    const int32_t col[] = {0, (1 << 30) + 6, 5, 1, (1 << 30) + 1, 7, 2, 1 << 30, 3, (1 << 30) - 1};
+    const double vd[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    const float vf[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, n, 10, ptr, col, p == SPMV_F32 ? (const void *)vf : (const void *)vd,
+                                        p, 0, 0), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    return A;
+}
+
+/* ==================================================================================================== */
+/* (a) the executor against the oracle                                                                  */
+/* ==================================================================================================== */
+
+static void corpus(int w, spmv_precision_t p, int fixed)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt = options(w, fixed);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, cases[i].name, cases[i].A, 0);
+    support_cases_free(cases, n);
+    spmv_matrix_t *L = long_row_matrix(p);
+    support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, "long rows", L, 0);
+    spmv_matrix_destroy(L);
+    spmv_context_destroy(ctx);
+}
+
+Test(amf_csr, corpus_w32_f64) { corpus(32, SPMV_F64, 0); }
+Test(amf_csr, corpus_w64_f64) { corpus(64, SPMV_F64, 0); }
+Test(amf_csr, corpus_w32_f32) { corpus(32, SPMV_F32, 0); }
+Test(amf_csr, corpus_w64_f32) { corpus(64, SPMV_F32, 0); }
+
+/* Every shared matrix, read once per precision: adaptive at W = 32 and 64, the fixed folds 2 and 4, and the
+ * layout invariants of the adaptive build. */
+static void shared(spmv_precision_t p)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        for (int w = 32; w <= 64; w *= 2) {
+            spmv_plan_options_t opt = options(w, 0);
+            support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, names[i], A, 0);
+            spmvport_format_data fd;
+            build_normal(&fd, A, w, 0);
+            check_layout(&fd, A, names[i]);
+            spmvport_format_data_free(&fd);
+        }
+        spmv_plan_options_t fixed2 = options(32, 2), fixed4 = options(64, 4);
+        support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &fixed2, names[i], A, 0);
+        support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &fixed4, names[i], A, 0);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+    spmv_context_destroy(ctx);
+}
+
+Test(amf_csr, shared_f64, .timeout = 600) { shared(SPMV_F64); }
+Test(amf_csr, shared_f32, .timeout = 600) { shared(SPMV_F32); }
+
+/* ==================================================================================================== */
+/* (b) option variants                                                                                  */
+/* ==================================================================================================== */
+
+Test(amf_csr, fixed_fold_1_to_4)
+{
+    for (int k = 1; k <= AMF_MAX_FOLD; k++) {
+        corpus(32, SPMV_F64, k);
+        corpus(64, SPMV_F32, k);
+    }
+}
+
+Test(amf_csr, bad_options_rejected)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:10", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    const int bad[] = {-1, 5, 1000};
+    for (int i = 0; i < 3; i++) {
+        spmv_plan_options_t opt = options(0, bad[i]);
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert_null(plan);
+        cr_assert(strstr(spmv_last_error(ctx), "amf_fixed_fold") != NULL, "message: %s", spmv_last_error(ctx));
+    }
+    /* a warp size the layout cannot take, through the builder */
+    spmvport_format_data fd;
+    spmv_plan_options_t opt = options(0, 0);
+    char msg[256] = "";
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 48, NULL, &opt, msg, sizeof msg),
+                 SPMV_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(msg, "warp size") != NULL, "message: %s", msg);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* The unpacked fallback, forced on the corpus and run by the executor directly. */
+static void unpacked(int w, spmv_precision_t p, int fixed)
+{
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) {
+        spmvport_format_data fd;
+        build_direct(&fd, cases[i].A, w, fixed, 1);
+        cr_assert_eq(fd.params[AMF_P_PACKED], 0);
+        check_layout(&fd, cases[i].A, cases[i].name);
+        check_executor_direct(&fd, cases[i].A, cases[i].name);
+        spmvport_format_data_free(&fd);
+    }
+    support_cases_free(cases, n);
+}
+
+Test(amf_csr, unpacked_fallback)
+{
+    unpacked(32, SPMV_F64, 0);
+    unpacked(64, SPMV_F32, 0);
+    unpacked(32, SPMV_F32, 3);
+}
+
+Test(amf_csr, unpacked_when_columns_reach_2_30)
+{
+    for (int p = SPMV_F32; p <= SPMV_F64; p++) {
+        spmv_matrix_t *A = very_wide_matrix((spmv_precision_t)p);
+        for (int w = 32; w <= 64; w *= 2) {
+            spmvport_format_data fd;
+            build_normal(&fd, A, w, 0);
+            cr_assert_eq(fd.params[AMF_P_PACKED], 0, "n = 2^30 + 7 must not pack");
+            check_layout(&fd, A, "very wide");
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(A);
+    }
+}
+
+/* ==================================================================================================== */
+/* (c) invariants on the corpus                                                                         */
+/* ==================================================================================================== */
+
+static void invariants(int w, spmv_precision_t p)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++)
+        for (int fixed = 0; fixed <= AMF_MAX_FOLD; fixed++) {
+            spmvport_format_data fd;
+            build_normal(&fd, cases[i].A, w, fixed);
+            check_layout(&fd, cases[i].A, cases[i].name);
+            spmvport_format_data_free(&fd);
+            check_bytes(ctx, cases[i].A, w, fixed, cases[i].name);
+        }
+    spmv_matrix_t *L = long_row_matrix(p);
+    spmvport_format_data fd;
+    build_normal(&fd, L, w, 0);
+    check_layout(&fd, L, "long rows");
+    cr_assert_eq(fd.params[AMF_P_LONG_ROWS], 7, "rows of 1024 entries and more are long");
+    cr_assert_eq(fd.params[AMF_P_MULTI], 2, "rows of 4097 and 12289 entries take several pieces of 4096");
+    cr_assert_eq(fd.params[AMF_P_PIECES], 11, "1 + 1 + 1 + 1 + 2 + 4 + 1 pieces");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(L);
+    support_cases_free(cases, n);
+    spmv_context_destroy(ctx);
+}
+
+Test(amf_csr, invariants_w32) { invariants(32, SPMV_F64); }
+Test(amf_csr, invariants_w64) { invariants(64, SPMV_F32); }
+
+/* Adaptive folding folds regular short rows 4 at a time and stays within T_s on irregular ones. */
+Test(amf_csr, adaptive_folding_shape)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "uniform:4000:5", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    spmvport_format_data fd;
+    build_normal(&fd, A, 32, 0);
+    cr_assert_eq(fd.params[AMF_P_T_S], 23, "T_s = ceil(4.5 x 5 entries)");
+    cr_assert_eq(fd.params[AMF_P_UNITS], 1000, "every fold holds 4 rows of 5");
+    spmvport_format_data_free(&fd);
+    build_normal(&fd, A, 32, 2);
+    cr_assert_eq(fd.params[AMF_P_UNITS], 2000, "fixed fold 2");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+}
+
+/* ==================================================================================================== */
+/* (d) update_values                                                                                    */
+/* ==================================================================================================== */
+
+/* Execute plan once (alpha = 1.5, beta = 0.25) into a host array. */
+static void run_once(spmv_context_t *ctx, spmv_plan_t *plan, int32_t m, int32_t n, spmv_precision_t p, void *out)
+{
+    const size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    void *x = malloc(vs * ((size_t)n + 1)), *y = malloc(vs * ((size_t)m + 1));
+    cr_assert(x && y);
+    support_random_vector(x, n, p, 11);
+    support_random_vector(y, m, p, 12);
+    cr_assert_eq(spmv_execute(plan, 1.5, x, 0.25, y), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    memcpy(out, y, vs * (size_t)m);
+    free(x);
+    free(y);
+}
+
+/* A plan of A updated with new values must equal, bitwise, a plan built from a matrix with those values. */
+static void update_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int fixed, const char *name)
+{
+    int32_t m, n, nnz;
+    spmv_precision_t p;
+    const int32_t *ptr, *col;
+    const void *val;
+    spmv_matrix_get_size(A, &m, &n, &nnz, &p);
+    spmv_matrix_get_csr(A, &ptr, &col, &val);
+    const size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    void *v2 = malloc(vs * ((size_t)nnz + 1)), *y1 = malloc(vs * ((size_t)m + 1)), *y2 = malloc(vs * ((size_t)m + 1));
+    cr_assert(v2 && y1 && y2);
+    support_random_vector(v2, nnz, p, 77);
+    spmv_matrix_t *B = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&B, m, n, nnz, ptr, col, v2, p, 0, 0), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t opt = options(w, fixed);
+    spmv_plan_t *pa, *pb;
+    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_update_values(pa, v2), SPMV_STATUS_SUCCESS, "%s: %s", name, spmv_last_error(ctx));
+    run_once(ctx, pa, m, n, p, y1);
+    run_once(ctx, pb, m, n, p, y2);
+    cr_assert(memcmp(y1, y2, vs * (size_t)m) == 0, "%s: updated plan differs from a fresh one", name);
+    spmv_plan_destroy(pa);
+    spmv_plan_destroy(pb);
+    spmv_matrix_destroy(B);
+    free(v2); free(y1); free(y2);
+}
+
+Test(amf_csr, update_values)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int p = SPMV_F32; p <= SPMV_F64; p++) {
+        const char *specs[] = {"circuit:20000", "kron:11:8", "stencil2d:5:40", "lp:300:900:7"};
+        for (int i = 0; i < 4; i++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, specs[i], (spmv_precision_t)p, 9), SPMV_STATUS_SUCCESS);
+            update_case(ctx, A, 32, 0, specs[i]);
+            update_case(ctx, A, 64, 3, specs[i]);
+            spmv_matrix_destroy(A);
+        }
+        spmv_matrix_t *L = long_row_matrix((spmv_precision_t)p);
+        update_case(ctx, L, 32, 0, "long rows");
+        spmv_matrix_destroy(L);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* Creator order with duplicates: values are summed again into the stored entries before the scatter. */
+Test(amf_csr, update_values_with_duplicates)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int32_t ptr[] = {0, 3, 3, 6, 8};
+    const int32_t col[] = {2, 0, 2, 1, 1, 0, 3, 3};
+    const double v1[] = {1, 2, 3, 4, 5, 6, 7, 8}, v2[] = {-1, 0.5, 2, 3, -4, 1, 9, 10};
+    spmv_matrix_t *A = NULL, *B = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, 4, 4, 8, ptr, col, v1, SPMV_F64, 0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_create_csr(&B, 4, 4, 8, ptr, col, v2, SPMV_F64, 0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS);
+    spmv_plan_t *pa, *pb;
+    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_AMF_CSR, NULL), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_AMF_CSR, NULL), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_update_values(pa, v2), SPMV_STATUS_SUCCESS);
+    double y1[4], y2[4];
+    run_once(ctx, pa, 4, 4, SPMV_F64, y1);
+    run_once(ctx, pb, 4, 4, SPMV_F64, y2);
+    cr_assert(memcmp(y1, y2, sizeof y1) == 0);
+    spmv_plan_destroy(pa); spmv_plan_destroy(pb);
+    spmv_matrix_destroy(A); spmv_matrix_destroy(B);
+    spmv_context_destroy(ctx);
+}
+
+/* ==================================================================================================== */
+/* (e) statistics                                                                                       */
+/* ==================================================================================================== */
+
+static long long stat_value(const char *stats, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s=", key);
+    const char *at = stats;
+    while ((at = strstr(at, pat)) != NULL && at != stats && at[-1] != ';') at++;
+    cr_assert(at != NULL, "stats lack %s: %s", key, stats);
+    return atoll(at + strlen(pat));
+}
+
+Test(amf_csr, plan_info_stats)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *L = long_row_matrix(SPMV_F64);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, L, SPMV_FORMAT_AMF_CSR, NULL), SPMV_STATUS_SUCCESS);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(info.format, SPMV_FORMAT_AMF_CSR);
+    const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks"};
+    for (int i = 0; i < 6; i++) stat_value(info.stats, keys[i]);
+    cr_assert_eq(stat_value(info.stats, "long_rows"), 7, "%s", info.stats);
+    cr_assert_eq(stat_value(info.stats, "T_s"), plan->fd.params[AMF_P_T_S], "%s", info.stats);
+    cr_assert_eq(stat_value(info.stats, "T_l"), plan->fd.params[AMF_P_T_L], "%s", info.stats);
+    cr_assert_eq(stat_value(info.stats, "sub_blocks"), plan->fd.params[AMF_P_SUB_BLOCKS], "%s", info.stats);
+    cr_assert_eq(stat_value(info.stats, "folded_rows") + 7, plan->fd.params[AMF_P_UNITS], "%s", info.stats);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(L);
+    spmv_context_destroy(ctx);
+}
