@@ -1,12 +1,913 @@
 /*
- * format_hbp.c -- host builder of format hbp (placeholder until the format lands).
+ * format_hbp.c -- host builder of format hbp: the hash-based 2-D partition (seed paper 000, "A Nonlinear
+ * Hash-based Optimization Method for SpMV on GPUs"). Layout and kernel mapping: format_hbp.h and
+ * docs/formats/hbp.md.
+ *
+ * Passes (each parallel with OpenMP where it pays; all deterministic):
+ *   1. count   every row's segments (its runs of entries in one column block), checking the input;
+ *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
+ *              stay ascending inside each block) with each segment's output destination;
+ *   3. blocks  find the non-empty blocks (runs of one row block inside one column block);
+ *   4. sample  the aggregation shift a (and c) from the segment lengths;
+ *   5. group   order each block's segments by the nonlinear hash of their length (or by sorting, sort2D);
+ *   6. fill    write units (warp groups, column-major; long segments, row-major) and their entries;
+ *   7. tasks   pack consecutive units of one column block into tasks with their shared-memory x window.
  */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "format_builders.h"
+#include "format_hbp.h"
+
+#ifdef _OPENMP
+#define HBP_PRAGMA(x) _Pragma(#x)
+#else
+#define HBP_PRAGMA(x)
+#endif
+
+#define HBP_DEFAULT_BLOCK_ROWS 512
+#define HBP_MAX_BLOCK_COLS 65535         /* local columns and segment lengths are uint16 */
+#define HBP_SMEM_DEFAULT 49152           /* shared memory per thread block without opt-in (and on the CPU) */
+#define HBP_SMEM_RESERVED 256            /* static shared memory of the kernel */
+#define HBP_DEFAULT_SMS 108              /* multiprocessors assumed on the CPU backend (an A100) */
+#define HBP_DEFAULT_SMEM_SM 166912      /* shared memory per multiprocessor assumed on the CPU backend (A100) */
+#define HBP_MAX_CTAS_PER_SM 6            /* 1536 threads of 2048 */
+#define HBP_SAMPLE 8192                  /* segment lengths sampled to choose a */
+#define HBP_MAX_A 16
+#define HBP_MAX_BINS_PER_BUCKET 64
+#define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
+#define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
+
+/* ===========================================================================================================
+ * The nonlinear hash
+ * ========================================================================================================= */
+
+/* hash(len) = b * min(len >> a, G) + ((len mod 2^a) >> c), in [0, d) with d = b * (G + 1):
+ *   aggregation  len >> a: lengths in [k 2^a, (k+1) 2^a) meet in bucket k (a sampled from the matrix);
+ *   dispersion   * b: bucket k owns the b bins [k b, (k+1) b) of the block's table (b from the block height);
+ *   linear map   (len mod 2^a) >> c spreads a bucket over its b bins (c = a - log2 b when 2^a > b, else 0).
+ * Lengths past the top bucket (len >> a > G) go to the top bucket's last bin. Segments of t_long entries or
+ * more are not hashed: each is a warp-strided unit of its own. */
+typedef struct {
+    int a, b, c, d, log2b;
+    int32_t t_long;
+} hbp_hash;
+
+static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
+{
+    int32_t bucket = len >> h->a;
+    if (bucket > HBP_TOP_BUCKET) return h->b * HBP_TOP_BUCKET + h->b - 1;
+    return h->b * bucket + ((len & ((1 << h->a) - 1)) >> h->c);
+}
+
+/* ===========================================================================================================
+ * Build state
+ * ========================================================================================================= */
+
+typedef struct {
+    const spmv_matrix_t *A;
+    int W, combine, grouping;
+    int32_t R, C, nrb, ncb;
+    size_t vsize;
+    /* per row */
+    int32_t *row_nseg;  /* segments of each row */
+    int32_t *row_part;  /* combine 1: first partial of each row with >= 2 segments */
+    /* the counting sort: one histogram per row chunk */
+    int nchunks;
+    int32_t *hist;      /* nchunks * ncb, then write positions */
+    int32_t *cb_off;    /* ncb + 1: segments of column block j are [cb_off[j], cb_off[j+1]) */
+    /* segments, sorted by (column block, row) */
+    int32_t S;
+    int32_t *seg_row, *seg_start, *seg_len, *seg_out;
+    int32_t *ord;       /* S: layout slot -> segment, block by block */
+    /* non-empty blocks in column-major order */
+    int32_t NB;
+    int32_t *blk_seg;   /* NB + 1 */
+    int32_t *blk_cb, *blk_rb, *blk_short, *blk_lo, *blk_hi;
+    int32_t *blk_unit;  /* NB + 1 */
+    int32_t *blk_ent;   /* NB + 1 */
+    int32_t max_block_segs;
+    hbp_hash h;
+    int32_t nfix, nparts, nunits, ntasks, nlong;
+    /* outputs, handed to fd at the end in slot order */
+    void *out[HBP_NARRAYS];
+    size_t out_bytes[HBP_NARRAYS];
+    int32_t *value_map;
+} hbp_build;
+
+static const char *const hbp_array_names[HBP_NARRAYS] = {
+    "col", "data", "unit_ptr", "unit_slot", "seg_len", "output_hash", "task", "fix_row", "part_ptr", "partial",
+    "sched"};
+
+static void build_free(hbp_build *B)
+{
+    free(B->row_nseg); free(B->row_part); free(B->hist); free(B->cb_off);
+    free(B->seg_row); free(B->seg_start); free(B->seg_len); free(B->seg_out); free(B->ord);
+    free(B->blk_seg); free(B->blk_cb); free(B->blk_rb); free(B->blk_short); free(B->blk_lo); free(B->blk_hi);
+    free(B->blk_unit); free(B->blk_ent);
+    for (int a = 0; a < HBP_NARRAYS; a++) free(B->out[a]);
+    free(B->value_map);
+}
+
+/* Allocate output array `slot` of count elements of size bytes each (zeroed). */
+static int alloc_out(hbp_build *B, int slot, size_t count, size_t size)
+{
+    B->out[slot] = spmvport_calloc_array(count, size);
+    B->out_bytes[slot] = count * size;
+    return B->out[slot] != NULL;
+}
+
+static spmv_status_t oom(char *msg, size_t msglen, const char *what, const spmv_matrix_t *A)
+{
+    spmvport_msg(msg, msglen, "hbp: out of host memory for %s (%d x %d, %d entries)", what, A->m, A->n, A->nnz);
+    return SPMV_STATUS_OUT_OF_MEMORY;
+}
+
+/* ===========================================================================================================
+ * Parameters: block sizes, grid, shared memory
+ * ========================================================================================================= */
+
+static size_t smem_budget(const spmv_device_info_t *dev)
+{
+    size_t b = dev != NULL && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_SMEM_DEFAULT;
+    return b < HBP_SMEM_DEFAULT ? b : HBP_SMEM_DEFAULT; /* above 48 KiB needs opt-in and starves occupancy */
+}
+
+/* The paper's rule: x segment of 2/3 of the shared memory, rounded down to a power of two (48 KiB, f64: 4096). */
+static int32_t default_block_cols(const spmv_device_info_t *dev, size_t vsize)
+{
+    size_t cols = smem_budget(dev) * 2 / 3 / vsize;
+    int32_t c = 1;
+    while ((size_t)c * 2 <= cols && c * 2 <= HBP_MAX_BLOCK_COLS) c *= 2;
+    return c;
+}
+
+/* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
+ * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
+ * and on AMD) and by threads (at most HBP_MAX_CTAS_PER_SM). More would leave fixed tasks to blocks that only
+ * start when others finish. */
+static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes)
+{
+    int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
+    size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
+    size_t per_sm = smem_sm / (window_bytes + 1024);
+    if (per_sm < 1) per_sm = 1;
+    if (per_sm > HBP_MAX_CTAS_PER_SM) per_sm = HBP_MAX_CTAS_PER_SM;
+    if (sms > (1 << 20)) sms = 1 << 20;
+    return (int32_t)sms * (int32_t)per_sm;
+}
+
+static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev,
+                                   char *msg, size_t msglen)
+{
+    if (B->W < 1 || B->W > 64 || (B->W & (B->W - 1)) != 0) {
+        spmvport_msg(msg, msglen, "hbp: warp size %d; expected a power of two up to 64", B->W);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_block_rows < 0) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_block_rows = %d; expected 0 (512) or a positive count",
+                     opt->hbp_block_rows);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_block_cols < 0 || opt->hbp_block_cols > HBP_MAX_BLOCK_COLS) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_block_cols = %d; expected 0 (from the shared memory) or 1..%d "
+                     "(local columns are 16-bit)", opt->hbp_block_cols, HBP_MAX_BLOCK_COLS);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_combine < 0 || opt->hbp_combine > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_combine = %d; expected 0 (auto), 1 (partials) or 2 (atomics)",
+                     opt->hbp_combine);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
+                     opt->hbp_grouping);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows : HBP_DEFAULT_BLOCK_ROWS;
+    B->C = opt->hbp_block_cols > 0 ? opt->hbp_block_cols : default_block_cols(dev, B->vsize);
+    B->grouping = opt->hbp_grouping;
+    B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
+    B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Pass 1: count segments per row and per column block (one histogram per row chunk), checking the input
+ * ========================================================================================================= */
+
+static int32_t chunk_first_row(const hbp_build *B, int q) { return (int32_t)((int64_t)B->A->m * q / B->nchunks); }
+
+/* First row whose columns are out of range or not strictly increasing, or -1. */
+static int32_t first_bad_row(const spmv_matrix_t *A)
+{
+    for (int32_t r = 0; r < A->m; r++)
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++)
+            if (A->col_idx[k] < 0 || A->col_idx[k] >= A->n || (k > A->row_ptr[r] && A->col_idx[k] <= A->col_idx[k - 1]))
+                return r;
+    return -1;
+}
+
+static spmv_status_t check_row_ptr(const spmv_matrix_t *A, char *msg, size_t msglen)
+{
+    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
+        spmvport_msg(msg, msglen, "hbp: malformed matrix (%d x %d, %d entries)", A->m, A->n, A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
+        spmvport_msg(msg, msglen, "hbp: row pointer runs from %d to %d, expected 0 to %d", A->row_ptr[0],
+                     A->row_ptr[A->m], A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    for (int32_t r = 0; r < A->m; r++)
+        if (A->row_ptr[r + 1] < A->row_ptr[r]) {
+            spmvport_msg(msg, msglen, "hbp: row pointer decreases at row %d", r);
+            return SPMV_STATUS_INVALID_MATRIX;
+        }
+    return SPMV_STATUS_SUCCESS;
+}
+
+static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    int chunks = 1;
+#ifdef _OPENMP
+    chunks = omp_get_max_threads();
+#endif
+    if (chunks > HBP_MAX_CHUNKS) chunks = HBP_MAX_CHUNKS;
+    if (chunks > A->m / 4096) chunks = A->m / 4096 > 0 ? A->m / 4096 : 1;
+    /* one histogram per chunk: keep them small beside the matrix */
+    if ((int64_t)chunks * B->ncb > 4 * ((int64_t)A->nnz + A->m) + 65536) chunks = 1;
+    B->nchunks = chunks;
+    B->row_nseg = spmvport_malloc_array((size_t)A->m, sizeof(int32_t));
+    B->hist = spmvport_calloc_array((size_t)chunks * (size_t)B->ncb, sizeof(int32_t));
+    B->cb_off = spmvport_malloc_array((size_t)B->ncb + 1, sizeof(int32_t));
+    if (!B->row_nseg || !B->hist || !B->cb_off) return oom(msg, msglen, "segment counts", A);
+
+    int bad = 0;
+    HBP_PRAGMA(omp parallel for schedule(static) reduction(|| : bad))
+    for (int q = 0; q < chunks; q++) {
+        int32_t *hist = B->hist + (size_t)q * B->ncb;
+        for (int32_t r = chunk_first_row(B, q); r < chunk_first_row(B, q + 1); r++) {
+            int32_t nseg = 0, prev = -1, cb_prev = -1;
+            for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
+                int32_t c = A->col_idx[k];
+                if (c <= prev || c >= A->n) {
+                    bad = 1;
+                    break;
+                }
+                prev = c;
+                int32_t cb = c / B->C;
+                if (cb != cb_prev) {
+                    nseg++;
+                    hist[cb]++;
+                    cb_prev = cb;
+                }
+            }
+            B->row_nseg[r] = nseg;
+        }
+    }
+    if (bad) {
+        int32_t r = first_bad_row(A);
+        spmvport_msg(msg, msglen, "hbp: row %d has a column out of range [0, %d) or columns not strictly increasing",
+                     r, A->n);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    /* prefix in (column block, chunk) order: chunk q's segments of block j follow chunk q-1's */
+    int64_t pos = 0;
+    for (int32_t j = 0; j < B->ncb; j++) {
+        B->cb_off[j] = (int32_t)pos;
+        for (int q = 0; q < chunks; q++) {
+            int32_t c = B->hist[(size_t)q * B->ncb + j];
+            B->hist[(size_t)q * B->ncb + j] = (int32_t)pos;
+            pos += c;
+        }
+    }
+    if (pos > A->nnz) { /* a segment holds at least one entry */
+        spmvport_msg(msg, msglen, "hbp: internal error: %lld segments for %d entries", (long long)pos, A->nnz);
+        return SPMV_STATUS_INTERNAL_ERROR;
+    }
+    B->cb_off[B->ncb] = (int32_t)pos;
+    B->S = (int32_t)pos;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Fix rows (0 or >= 2 segments), partial offsets and the combine mode
+ * ========================================================================================================= */
+
+static int choose_combine(const hbp_build *B, const spmv_device_info_t *dev, int requested)
+{
+    if (requested != 0) return requested;
+    if (B->nparts == 0) return HBP_COMBINE_PARTIALS; /* nothing to combine: no atomics, deterministic */
+    /* f64 atomicAdd is a compare-and-swap loop on AMD CDNA2 without -munsafe-fp-atomics */
+    if (dev != NULL && dev->backend == SPMV_BACKEND_HIP && B->A->precision == SPMV_F64) return HBP_COMBINE_PARTIALS;
+    /* graph-like: most entries sit in rows cut by many column blocks; the partials' write and re-read would
+     * cost as much as the matrix */
+    return B->nparts > B->A->nnz / 2 ? HBP_COMBINE_ATOMICS : HBP_COMBINE_PARTIALS;
+}
+
+static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, int requested, char *msg,
+                                   size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    int64_t nfix = 0, nparts = 0;
+    for (int32_t r = 0; r < A->m; r++)
+        if (B->row_nseg[r] != 1) {
+            nfix++;
+            nparts += B->row_nseg[r];
+        }
+    B->nfix = (int32_t)nfix;
+    B->nparts = (int32_t)nparts; /* <= S <= nnz */
+    B->combine = choose_combine(B, dev, requested);
+    int partials = B->combine == HBP_COMBINE_PARTIALS;
+    if (!alloc_out(B, HBP_A_FIX_ROW, (size_t)nfix, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_PART_PTR, partials ? (size_t)nfix + 1 : 0, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_PARTIAL, partials ? (size_t)nparts : 0, B->vsize))
+        return oom(msg, msglen, "fix rows", A);
+    if (partials) {
+        B->row_part = spmvport_malloc_array((size_t)A->m, sizeof(int32_t));
+        if (B->row_part == NULL) return oom(msg, msglen, "partial offsets", A);
+    }
+    int32_t *fix = B->out[HBP_A_FIX_ROW], *part_ptr = B->out[HBP_A_PART_PTR];
+    int32_t f = 0, off = 0;
+    for (int32_t r = 0; r < A->m; r++) {
+        if (B->row_nseg[r] == 1) continue;
+        fix[f] = r;
+        if (partials) {
+            part_ptr[f] = off;
+            B->row_part[r] = off;
+        }
+        f++;
+        off += B->row_nseg[r];
+    }
+    if (partials) part_ptr[f] = off;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Pass 2: scatter the segments into (column block, row) order
+ * ========================================================================================================= */
+
+/* Where segment k of row r goes: the row itself when it is the row's only segment, else a partial or (atomics)
+ * the row, encoded as -1 - t. */
+static inline int32_t segment_out(const hbp_build *B, int32_t r, int32_t k)
+{
+    if (B->row_nseg[r] == 1) return r;
+    return -1 - (B->combine == HBP_COMBINE_PARTIALS ? B->row_part[r] + k : r);
+}
+
+static spmv_status_t scatter_segments(hbp_build *B, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    size_t S = (size_t)B->S;
+    B->seg_row = spmvport_malloc_array(S, sizeof(int32_t));
+    B->seg_start = spmvport_malloc_array(S, sizeof(int32_t));
+    B->seg_len = spmvport_malloc_array(S, sizeof(int32_t));
+    B->seg_out = spmvport_malloc_array(S, sizeof(int32_t));
+    if (!B->seg_row || !B->seg_start || !B->seg_len || !B->seg_out) return oom(msg, msglen, "segments", A);
+    HBP_PRAGMA(omp parallel for schedule(static))
+    for (int q = 0; q < B->nchunks; q++) {
+        int32_t *next = B->hist + (size_t)q * B->ncb;
+        for (int32_t r = chunk_first_row(B, q); r < chunk_first_row(B, q + 1); r++) {
+            int32_t k = A->row_ptr[r], end = A->row_ptr[r + 1], nth = 0;
+            while (k < end) {
+                int32_t cb = A->col_idx[k] / B->C, e = k + 1;
+                int64_t limit = (int64_t)(cb + 1) * B->C - 1;
+                while (e < end && A->col_idx[e] <= limit) e++;
+                int32_t pos = next[cb]++;
+                B->seg_row[pos] = r;
+                B->seg_start[pos] = k;
+                B->seg_len[pos] = e - k;
+                B->seg_out[pos] = segment_out(B, r, nth++);
+                k = e;
+            }
+        }
+    }
+    free(B->hist);
+    B->hist = NULL;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Pass 3: the non-empty blocks, column block by column block
+ * ========================================================================================================= */
+
+static spmv_status_t find_blocks(hbp_build *B, char *msg, size_t msglen)
+{
+    int32_t *count = spmvport_calloc_array((size_t)B->ncb + 1, sizeof(int32_t));
+    if (count == NULL) return oom(msg, msglen, "block counts", B->A);
+    HBP_PRAGMA(omp parallel for schedule(dynamic, 16))
+    for (int32_t j = 0; j < B->ncb; j++) {
+        int32_t prev_rb = -1, c = 0;
+        for (int32_t s = B->cb_off[j]; s < B->cb_off[j + 1]; s++) {
+            int32_t rb = B->seg_row[s] / B->R;
+            if (rb != prev_rb) c++;
+            prev_rb = rb;
+        }
+        count[j + 1] = c;
+    }
+    for (int32_t j = 0; j < B->ncb; j++) count[j + 1] += count[j]; /* <= S: no overflow */
+    B->NB = count[B->ncb];
+    size_t nb = (size_t)B->NB;
+    B->blk_seg = spmvport_malloc_array(nb + 1, sizeof(int32_t));
+    B->blk_cb = spmvport_malloc_array(nb, sizeof(int32_t));
+    B->blk_rb = spmvport_malloc_array(nb, sizeof(int32_t));
+    B->blk_short = spmvport_malloc_array(nb, sizeof(int32_t));
+    B->blk_lo = spmvport_malloc_array(nb, sizeof(int32_t));
+    B->blk_hi = spmvport_malloc_array(nb, sizeof(int32_t));
+    B->blk_unit = spmvport_malloc_array(nb + 1, sizeof(int32_t));
+    B->blk_ent = spmvport_malloc_array(nb + 1, sizeof(int32_t));
+    if (!B->blk_seg || !B->blk_cb || !B->blk_rb || !B->blk_short || !B->blk_lo || !B->blk_hi || !B->blk_unit ||
+        !B->blk_ent) {
+        free(count);
+        return oom(msg, msglen, "blocks", B->A);
+    }
+    HBP_PRAGMA(omp parallel for schedule(dynamic, 16))
+    for (int32_t j = 0; j < B->ncb; j++) {
+        int32_t prev_rb = -1, b = count[j] - 1;
+        for (int32_t s = B->cb_off[j]; s < B->cb_off[j + 1]; s++) {
+            int32_t rb = B->seg_row[s] / B->R;
+            if (rb != prev_rb) {
+                b++;
+                B->blk_seg[b] = s;
+                B->blk_cb[b] = j;
+                B->blk_rb[b] = rb;
+            }
+            prev_rb = rb;
+        }
+    }
+    B->blk_seg[B->NB] = B->S;
+    free(count);
+    int32_t most = 0;
+    for (int32_t b = 0; b < B->NB; b++)
+        if (B->blk_seg[b + 1] - B->blk_seg[b] > most) most = B->blk_seg[b + 1] - B->blk_seg[b];
+    B->max_block_segs = most;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Pass 4: the hash parameters. a and c from a sample of the matrix's segment lengths, b and d from the block
+ * height (about four bins per warp group of a full block), t_long from a and W.
+ * ========================================================================================================= */
+
+static void sample_hash(hbp_build *B)
+{
+    hbp_hash *h = &B->h;
+    int32_t stride = B->S > HBP_SAMPLE ? B->S / HBP_SAMPLE : 1;
+    int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
+    for (int64_t s = 0; s < B->S; s += stride, samples++)
+        for (int a = 0; a <= HBP_MAX_A; a++)
+            if ((B->seg_len[s] >> a) > HBP_TOP_BUCKET) past[a]++;
+    /* the smallest shift that keeps all but 5% of the lengths inside the top bucket */
+    h->a = 0;
+    while (h->a < HBP_MAX_A && past[h->a] * 20 > samples) h->a++;
+    int64_t bins = (4 * (int64_t)B->R + (int64_t)B->W * (HBP_TOP_BUCKET + 1) - 1) / ((int64_t)B->W * (HBP_TOP_BUCKET + 1));
+    h->b = 1;
+    h->log2b = 0;
+    while (h->b < bins && h->b < HBP_MAX_BINS_PER_BUCKET) {
+        h->b *= 2;
+        h->log2b++;
+    }
+    h->c = h->a > h->log2b ? h->a - h->log2b : 0;
+    h->d = h->b * (HBP_TOP_BUCKET + 1);
+    int32_t top = (HBP_TOP_BUCKET + 1) << h->a;
+    h->t_long = top > B->W ? top : B->W;
+}
+
+/* ===========================================================================================================
+ * Pass 5: group the segments of each block (hash or sort2D)
+ * ========================================================================================================= */
+
+/* Hash: the bins' histogram, its prefix, a stable scatter; long segments after the short ones, in row order.
+ * Returns the number of short segments. */
+static int32_t group_block_hash(const hbp_build *B, const hbp_hash *h, int32_t s0, int32_t s1, int32_t *ord)
+{
+    int32_t start[HBP_MAX_BINS];
+    memset(start, 0, (size_t)h->d * sizeof *start);
+    int32_t nshort = 0;
+    for (int32_t s = s0; s < s1; s++)
+        if (B->seg_len[s] < h->t_long) {
+            start[hbp_hash_key(B->seg_len[s], h)]++;
+            nshort++;
+        }
+    int32_t pos = s0;
+    for (int k = 0; k < h->d; k++) {
+        int32_t c = start[k];
+        start[k] = pos;
+        pos += c;
+    }
+    int32_t nlong = 0;
+    for (int32_t s = s0; s < s1; s++) {
+        if (B->seg_len[s] < h->t_long) ord[start[hbp_hash_key(B->seg_len[s], h)]++] = s;
+        else ord[s0 + nshort + nlong++] = s;
+    }
+    return nshort;
+}
+
+typedef struct {
+    int32_t len, seg;
+} hbp_pair;
+
+static int compare_pairs(const void *p, const void *q)
+{
+    const hbp_pair *x = p, *y = q;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+/* sort2D: the same grouping by sorting the short segments by length (ties in row order). */
+static int32_t group_block_sort(const hbp_build *B, int32_t t_long, int32_t s0, int32_t s1, int32_t *ord,
+                                hbp_pair *tmp)
+{
+    int32_t nshort = 0, nlong = 0;
+    for (int32_t s = s0; s < s1; s++)
+        if (B->seg_len[s] < t_long) tmp[nshort++] = (hbp_pair){B->seg_len[s], s};
+    qsort(tmp, (size_t)nshort, sizeof *tmp, compare_pairs);
+    for (int32_t i = 0; i < nshort; i++) ord[s0 + i] = tmp[i].seg;
+    for (int32_t s = s0; s < s1; s++)
+        if (B->seg_len[s] >= t_long) ord[s0 + nshort + nlong++] = s;
+    return nshort;
+}
+
+/* Group every block into ord (and blk_short when `record`); returns the wall time in ms, or -1 when out of
+ * memory. */
+static double group_blocks(hbp_build *B, int sort, int32_t *ord, int record)
+{
+    double t0 = spmvport_now_ms();
+    int failed = 0;
+    HBP_PRAGMA(omp parallel reduction(|| : failed))
+    {
+        hbp_pair *tmp = NULL;
+        if (sort) {
+            tmp = spmvport_malloc_array((size_t)B->max_block_segs, sizeof *tmp);
+            failed = tmp == NULL;
+        }
+        HBP_PRAGMA(omp for schedule(dynamic, 64))
+        for (int32_t b = 0; b < B->NB; b++) {
+            if (failed) continue;
+            int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1];
+            int32_t nshort = sort ? group_block_sort(B, B->h.t_long, s0, s1, ord, tmp)
+                                  : group_block_hash(B, &B->h, s0, s1, ord);
+            if (record) B->blk_short[b] = nshort;
+        }
+        free(tmp);
+    }
+    return failed ? -1.0 : spmvport_now_ms() - t0;
+}
+
+/* ===========================================================================================================
+ * Pass 6: units and entries
+ * ========================================================================================================= */
+
+static spmv_status_t count_units(hbp_build *B, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    int64_t units = 0, ent = 0, nlong = 0;
+    for (int32_t b = 0; b < B->NB; b++) {
+        int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1], nshort = B->blk_short[b];
+        B->blk_unit[b] = (int32_t)units;
+        B->blk_ent[b] = (int32_t)ent;
+        units += (nshort + B->W - 1) / B->W + (s1 - s0 - nshort);
+        nlong += s1 - s0 - nshort;
+        int32_t lo = INT32_MAX, hi = -1, base = B->blk_cb[b] * B->C;
+        for (int32_t s = s0; s < s1; s++) {
+            int32_t first = A->col_idx[B->seg_start[s]] - base;
+            int32_t last = A->col_idx[B->seg_start[s] + B->seg_len[s] - 1] - base;
+            if (first < lo) lo = first;
+            if (last > hi) hi = last;
+            ent += B->seg_len[s];
+        }
+        B->blk_lo[b] = lo;
+        B->blk_hi[b] = hi;
+    }
+    if (ent != A->nnz) {
+        spmvport_msg(msg, msglen, "hbp: internal error: blocks hold %lld entries, the matrix %d", (long long)ent,
+                     A->nnz);
+        return SPMV_STATUS_INTERNAL_ERROR;
+    }
+    B->blk_unit[B->NB] = (int32_t)units; /* <= S */
+    B->blk_ent[B->NB] = (int32_t)ent;
+    B->nunits = (int32_t)units;
+    B->nlong = (int32_t)nlong;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* Entry e of the layout is CSR entry k of column block cb. */
+static inline void put_entry(const hbp_build *B, int32_t e, int32_t k, int32_t base)
+{
+    ((uint16_t *)B->out[HBP_A_COL])[e] = (uint16_t)(B->A->col_idx[k] - base);
+    if (B->A->precision == SPMV_F32) ((float *)B->out[HBP_A_VAL])[e] = ((const float *)B->A->values)[k];
+    else ((double *)B->out[HBP_A_VAL])[e] = ((const double *)B->A->values)[k];
+    B->value_map[e] = k;
+}
+
+/* One block: its warp groups (W short segments, entries column-major: step j holds the j-th entry of every
+ * lane whose segment is longer than j, in lane order), then one unit per long segment (entries in order). */
+static void fill_block(const hbp_build *B, int32_t b)
+{
+    int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR], *unit_slot = B->out[HBP_A_UNIT_SLOT];
+    uint16_t *out_len = B->out[HBP_A_SEG_LEN];
+    int32_t *out_out = B->out[HBP_A_SEG_OUT];
+    int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1], nshort = B->blk_short[b];
+    int32_t u = B->blk_unit[b], e = B->blk_ent[b], base = B->blk_cb[b] * B->C;
+    for (int32_t g = 0; g < nshort; g += B->W) {
+        int32_t lanes = nshort - g < B->W ? nshort - g : B->W, start[64], len[64], longest = 0;
+        unit_ptr[u] = e;
+        unit_slot[u++] = s0 + g;
+        for (int32_t l = 0; l < lanes; l++) {
+            int32_t slot = s0 + g + l, sg = B->ord[slot];
+            start[l] = B->seg_start[sg];
+            len[l] = B->seg_len[sg];
+            out_len[slot] = (uint16_t)len[l];
+            out_out[slot] = B->seg_out[sg];
+            if (len[l] > longest) longest = len[l];
+        }
+        for (int32_t j = 0; j < longest; j++)
+            for (int32_t l = 0; l < lanes; l++)
+                if (len[l] > j) put_entry(B, e++, start[l] + j, base);
+    }
+    for (int32_t slot = s0 + nshort; slot < s1; slot++) {
+        int32_t sg = B->ord[slot];
+        unit_ptr[u] = e;
+        unit_slot[u++] = slot;
+        out_len[slot] = (uint16_t)B->seg_len[sg];
+        out_out[slot] = B->seg_out[sg];
+        for (int32_t j = 0; j < B->seg_len[sg]; j++) put_entry(B, e++, B->seg_start[sg] + j, base);
+    }
+}
+
+static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    size_t nnz = (size_t)A->nnz;
+    B->value_map = spmvport_malloc_array(nnz, sizeof(int32_t));
+    if (B->value_map == NULL || !alloc_out(B, HBP_A_COL, nnz, sizeof(uint16_t)) ||
+        !alloc_out(B, HBP_A_VAL, nnz, B->vsize) ||
+        !alloc_out(B, HBP_A_UNIT_PTR, (size_t)B->nunits + 1, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_UNIT_SLOT, (size_t)B->nunits + 1, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_SEG_LEN, (size_t)B->S, sizeof(uint16_t)) ||
+        !alloc_out(B, HBP_A_SEG_OUT, (size_t)B->S, sizeof(int32_t)))
+        return oom(msg, msglen, "the format's arrays", A);
+    /* row block by row block: the CSR rows of a row block stay in cache while all its blocks read them (in
+     * column-major order each cache line of the CSR arrays would be fetched once per column block) */
+    int32_t *rb_ptr = spmvport_calloc_array((size_t)B->nrb + 1, sizeof(int32_t));
+    int32_t *rb_blocks = spmvport_malloc_array((size_t)B->NB, sizeof(int32_t));
+    if (rb_ptr == NULL || rb_blocks == NULL) {
+        free(rb_ptr);
+        free(rb_blocks);
+        return oom(msg, msglen, "the row-block order", A);
+    }
+    for (int32_t b = 0; b < B->NB; b++) rb_ptr[B->blk_rb[b] + 1]++;
+    for (int32_t i = 0; i < B->nrb; i++) rb_ptr[i + 1] += rb_ptr[i];
+    for (int32_t b = 0; b < B->NB; b++) rb_blocks[rb_ptr[B->blk_rb[b]]++] = b;
+    for (int32_t i = B->nrb; i > 0; i--) rb_ptr[i] = rb_ptr[i - 1]; /* back to starts */
+    rb_ptr[0] = 0;
+    HBP_PRAGMA(omp parallel for schedule(dynamic, 4))
+    for (int32_t i = 0; i < B->nrb; i++)
+        for (int32_t k = rb_ptr[i]; k < rb_ptr[i + 1]; k++) fill_block(B, rb_blocks[k]);
+    free(rb_ptr);
+    free(rb_blocks);
+    ((int32_t *)B->out[HBP_A_UNIT_PTR])[B->nunits] = A->nnz;
+    ((int32_t *)B->out[HBP_A_UNIT_SLOT])[B->nunits] = B->S;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ===========================================================================================================
+ * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries. The task's x window is
+ * the union of its blocks' column ranges; it is staged in shared memory when it fits and its bytes are at most
+ * 16 per entry of the task (else reading x directly through the cache costs less).
+ * ========================================================================================================= */
+
+typedef struct {
+    int32_t ntasks, stage_cols, staged;
+} hbp_task_summary;
+
+/* The task being packed. */
+typedef struct {
+    int open;
+    int32_t cb, first, lo, hi;
+    int64_t entries;
+} hbp_open_task;
+
+static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_t stage_cap, int32_t *task,
+                       hbp_task_summary *sum)
+{
+    int32_t len = t->hi - t->lo + 1;
+    /* staging reads len values in order; reading x directly costs a cache sector (32 bytes) per missing entry */
+    int staged = len <= stage_cap && (int64_t)len * (int64_t)B->vsize <= 16 * t->entries;
+    if (task != NULL) {
+        int32_t *rec = task + (size_t)sum->ntasks * HBP_TASK_INTS;
+        rec[HBP_T_UNIT_BEGIN] = t->first;
+        rec[HBP_T_UNIT_END] = end;
+        rec[HBP_T_XBASE] = t->cb * B->C;
+        rec[HBP_T_STAGE_LO] = t->lo;
+        rec[HBP_T_STAGE_LEN] = staged ? len : 0;
+    }
+    if (staged && len > sum->stage_cols) sum->stage_cols = len;
+    sum->staged += staged;
+    sum->ntasks++;
+    t->open = 0;
+}
+
+/* Count the tasks (task == NULL) or write them. */
+static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t stage_cap, int32_t *task)
+{
+    const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR];
+    hbp_task_summary sum = {0, 0, 0};
+    hbp_open_task t = {0, -1, 0, 0, 0, 0};
+    for (int32_t b = 0; b < B->NB; b++)
+        for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
+            if (t.open && (B->blk_cb[b] != t.cb || t.entries >= target)) close_task(B, &t, u, stage_cap, task, &sum);
+            if (!t.open) {
+                t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};
+            }
+            if (B->blk_lo[b] < t.lo) t.lo = B->blk_lo[b];
+            if (B->blk_hi[b] > t.hi) t.hi = B->blk_hi[b];
+            t.entries += unit_ptr[u + 1] - unit_ptr[u];
+        }
+    if (t.open) close_task(B, &t, B->nunits, stage_cap, task, &sum);
+    return sum;
+}
+
+/* ===========================================================================================================
+ * Statistics: the paper's Fig. 6 metric, the standard deviation of the row lengths a warp's lanes get, averaged
+ * over the warp groups, over the short segments (the rows the lanes of a group run; empty rows are not stored,
+ * long segments are warp-strided): before = W consecutive short segments of a block in row order, after = the
+ * kernel's groups (hashed or sorted order).
+ * ========================================================================================================= */
+
+typedef struct {
+    double sum, sumsq;
+    int32_t count;
+} hbp_moments;
+
+static void add_length(hbp_moments *g, int32_t len)
+{
+    g->sum += len;
+    g->sumsq += (double)len * len;
+    g->count++;
+}
+
+/* Population standard deviation of a group; the group is emptied. */
+static double take_std(hbp_moments *g)
+{
+    double mean = g->sum / g->count, var = g->sumsq / g->count - mean * mean;
+    *g = (hbp_moments){0, 0, 0};
+    return var > 0 ? sqrt(var) : 0.0;
+}
+
+static void warp_std(const hbp_build *B, double *before, double *after)
+{
+    double sb = 0, sa = 0;
+    int64_t nb = 0, na = 0;
+    HBP_PRAGMA(omp parallel for schedule(dynamic, 64) reduction(+ : sb, sa, nb, na))
+    for (int32_t b = 0; b < B->NB; b++) {
+        int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1], nshort = B->blk_short[b];
+        hbp_moments g = {0, 0, 0};
+        for (int32_t s = s0; s < s1; s++) {
+            if (B->seg_len[s] >= B->h.t_long) continue;
+            add_length(&g, B->seg_len[s]);
+            if (g.count == B->W) {
+                sb += take_std(&g);
+                nb++;
+            }
+        }
+        if (g.count > 0) {
+            sb += take_std(&g);
+            nb++;
+        }
+        for (int32_t p = s0; p < s0 + nshort; p++) {
+            add_length(&g, B->seg_len[B->ord[p]]);
+            if (g.count == B->W || p == s0 + nshort - 1) {
+                sa += take_std(&g);
+                na++;
+            }
+        }
+    }
+    *before = nb > 0 ? sb / nb : 0.0;
+    *after = na > 0 ? sa / na : 0.0;
+}
+
+/* ===========================================================================================================
+ * The builder
+ * ========================================================================================================= */
+
+static spmv_status_t hand_over(hbp_build *B, spmvport_format_data *fd, char *msg, size_t msglen)
+{
+    spmv_status_t st = SPMV_STATUS_SUCCESS;
+    for (int a = 0; a < HBP_NARRAYS; a++) {
+        if (st == SPMV_STATUS_SUCCESS)
+            st = spmvport_format_add_array(fd, hbp_array_names[a], B->out[a], B->out_bytes[a], a == HBP_A_VAL);
+        else free(B->out[a]);
+        B->out[a] = NULL;
+    }
+    if (st != SPMV_STATUS_SUCCESS) {
+        spmvport_msg(msg, msglen, "hbp: could not attach the format's arrays (%s)", spmv_status_string(st));
+        return st;
+    }
+    fd->value_map = B->value_map;
+    fd->value_slots = B->A->nnz;
+    B->value_map = NULL;
+    return SPMV_STATUS_SUCCESS;
+}
+
+static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_device_info_t *dev,
+                           const spmv_plan_options_t *opt, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = B->A;
+    spmv_status_t st = check_row_ptr(A, msg, msglen);
+    if (st == SPMV_STATUS_SUCCESS) st = check_options(B, opt, dev, msg, msglen);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+
+    double t0 = spmvport_now_ms();
+    if ((st = count_segments(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+    if ((st = plan_fix_rows(B, dev, opt->hbp_combine, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+    if ((st = scatter_segments(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+    if ((st = find_blocks(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+    double count_ms = spmvport_now_ms() - t0;
+
+    sample_hash(B);
+    B->ord = spmvport_malloc_array((size_t)B->S, sizeof(int32_t));
+    if (B->ord == NULL) return oom(msg, msglen, "the row order", A);
+    double hash_ms = -1, sort_ms = -1;
+    if (B->grouping == 1) { /* sort2D builds the layout; the hash runs too, into scratch, for the comparison */
+        int32_t *scratch = spmvport_malloc_array((size_t)B->S, sizeof(int32_t));
+        if (scratch == NULL) return oom(msg, msglen, "the hash comparison", A);
+        hash_ms = group_blocks(B, 0, scratch, 0);
+        free(scratch);
+        sort_ms = group_blocks(B, 1, B->ord, 1);
+        if (sort_ms < 0) return oom(msg, msglen, "sorting buffers", A);
+    } else {
+        hash_ms = group_blocks(B, 0, B->ord, 1);
+    }
+
+    if ((st = count_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+    if ((st = fill_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
+
+    int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize);
+    int64_t target = (int64_t)A->nnz / (4 * (int64_t)grid);
+    if (target < 8 * B->W) target = 8 * B->W;
+    hbp_task_summary ts = plan_tasks(B, target, stage_cap, NULL);
+    if (!alloc_out(B, HBP_A_TASK, (size_t)ts.ntasks * HBP_TASK_INTS, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_SCHED, 2, sizeof(int32_t)))
+        return oom(msg, msglen, "tasks", A);
+    plan_tasks(B, target, stage_cap, B->out[HBP_A_TASK]);
+    B->ntasks = ts.ntasks;
+
+    double std_before, std_after;
+    warp_std(B, &std_before, &std_after);
+
+    int64_t *p = fd->params;
+    p[HBP_P_BLOCK_ROWS] = B->R;
+    p[HBP_P_BLOCK_COLS] = B->C;
+    p[HBP_P_NTASKS] = B->ntasks;
+    p[HBP_P_NUNITS] = B->nunits;
+    p[HBP_P_NSLOTS] = B->S;
+    p[HBP_P_NFIX] = B->nfix;
+    p[HBP_P_NPARTS] = B->combine == HBP_COMBINE_PARTIALS ? B->nparts : 0;
+    p[HBP_P_COMBINE] = B->combine;
+    p[HBP_P_STAGE_COLS] = ts.stage_cols;
+    p[HBP_P_GRID] = grid;
+    p[HBP_P_NBLOCKS] = B->NB;
+    fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
+
+    size_t bytes = 0;
+    for (int a = 0; a < HBP_NARRAYS; a++) bytes += B->out_bytes[a];
+    const hbp_hash *h = &B->h;
+    spmvport_msg(fd->stats, sizeof fd->stats,
+                 "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
+                 "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
+                 "combine=%s;fix_rows=%d;multi_segments=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;std_before=%.4g;"
+                 "std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f",
+                 B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
+                 B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
+                 B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, h->a, h->b, h->c,
+                 h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
+                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0);
+    return hand_over(B, fd, msg, msglen);
+}
 
 spmv_status_t spmvport_build_hbp(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                  const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    (void)fd; (void)A; (void)dev; (void)opt;
-    spmvport_msg(msg, msglen, "format hbp is not implemented in this version of libspmvport");
-    return SPMV_STATUS_NOT_SUPPORTED;
+    if (fd == NULL || A == NULL || opt == NULL) {
+        spmvport_msg(msg, msglen, "hbp: NULL argument");
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    hbp_build B;
+    memset(&B, 0, sizeof B);
+    B.A = A;
+    B.W = fd->warp_size;
+    B.vsize = spmvport_value_size(A->precision);
+    spmv_status_t st = build(&B, fd, dev, opt, msg, msglen);
+    build_free(&B);
+    return st;
 }

@@ -1,9 +1,189 @@
 /*
- * hbp_executor.c -- CPU executor of format hbp (placeholder: the builder refuses every matrix until it lands).
+ * hbp_executor.c -- CPU executor of format hbp, walking the arrays exactly as src/common/device/hbp_kernels.h
+ * does (layout: src/common/format_hbp.h, docs/formats/hbp.md), in the matrix's precision:
+ *
+ *   thread blocks  `grid` of them (params); block c runs the fixed tasks [c*q, (c+1)*q), q = hbp_fixed_per_cta,
+ *                  then takes tasks q*grid + ticket++ until they run out; the block that finishes last resets
+ *                  the ticket and the done counter (HBP_A_SCHED), so every call starts from zero;
+ *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
+ *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
+ *   a warp group   (2..W slots) lane l sums its segment; at step j the lanes with len > j take the next entries
+ *                  in lane order (the kernel counts them with a ballot);
+ *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
+ *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1,
+ *                  then a combine pass sums each fix row's partials in column-block order) or are added with
+ *                  atomics after a pass that scales the fix rows by beta (combine 2).
+ * With beta == 0, y is never read (it may hold NaN).
  */
+#include <math.h>
+#include <stdint.h>
+
 #include "cpu_ref.h"
+#include "../common/format_hbp.h"
+
+#ifdef _OPENMP
+#define HBP_PRAGMA(x) _Pragma(#x)
+#else
+#define HBP_PRAGMA(x)
+#endif
+
+typedef struct {
+    const uint16_t *col, *seg_len;
+    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr;
+    int32_t *sched;
+    int32_t ntasks, nfix, grid;
+    int W, combine;
+} hbp_view;
+
+static hbp_view view_of(const spmvport_format_data *fd)
+{
+    hbp_view v;
+    v.col = fd->arrays[HBP_A_COL].data;
+    v.seg_len = fd->arrays[HBP_A_SEG_LEN].data;
+    v.unit_ptr = fd->arrays[HBP_A_UNIT_PTR].data;
+    v.unit_slot = fd->arrays[HBP_A_UNIT_SLOT].data;
+    v.seg_out = fd->arrays[HBP_A_SEG_OUT].data;
+    v.task = fd->arrays[HBP_A_TASK].data;
+    v.fix_row = fd->arrays[HBP_A_FIX_ROW].data;
+    v.part_ptr = fd->arrays[HBP_A_PART_PTR].data;
+    v.sched = fd->arrays[HBP_A_SCHED].data;
+    v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
+    v.nfix = (int32_t)fd->params[HBP_P_NFIX];
+    v.grid = (int32_t)fd->params[HBP_P_GRID];
+    v.W = fd->warp_size;
+    v.combine = (int)fd->params[HBP_P_COMBINE];
+    return v;
+}
+
+/* The task's x: its shared-memory window when staged, else global x. */
+typedef struct {
+    int32_t xbase, lo, len;
+} hbp_window;
+
+/* One body per precision: REAL is the value and accumulator type, as in the kernels. */
+#define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
+    static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, uint16_t local)                               \
+    {                                                                                                          \
+        if (w.len == 0) return x[w.xbase + local];                                                             \
+        return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
+    }                                                                                                          \
+                                                                                                               \
+    static inline void store_##SUFFIX(const hbp_view *v, REAL *y, REAL *partial, int32_t out, REAL alpha,       \
+                                      REAL beta, REAL sum)                                                      \
+    {                                                                                                          \
+        if (out >= 0) {                                                                                        \
+            y[out] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[out];                              \
+        } else if (v->combine == HBP_COMBINE_PARTIALS) {                                                       \
+            partial[-1 - out] = sum;                                                                           \
+        } else {                                                                                               \
+            REAL add = alpha * sum;                                                                            \
+            HBP_PRAGMA(omp atomic)                                                                             \
+            y[-1 - out] += add;                                                                                \
+        }                                                                                                      \
+    }                                                                                                          \
+                                                                                                               \
+    static void unit_##SUFFIX(const hbp_view *v, const REAL *val, int32_t u, const REAL *x, hbp_window w,       \
+                              REAL *y, REAL *partial, REAL alpha, REAL beta)                                    \
+    {                                                                                                          \
+        const int32_t s0 = v->unit_slot[u], lanes = v->unit_slot[u + 1] - s0, p0 = v->unit_ptr[u];             \
+        REAL sum[64];                                                                                          \
+        if (lanes == 1) { /* warp-strided segment, then the shuffle-down tree */                               \
+            const int32_t len = v->seg_len[s0];                                                                \
+            for (int l = 0; l < v->W; l++) {                                                                   \
+                sum[l] = 0;                                                                                    \
+                for (int32_t e = l; e < len; e += v->W) sum[l] += val[p0 + e] * x_at_##SUFFIX(x, w, v->col[p0 + e]); \
+            }                                                                                                  \
+            for (int off = v->W / 2; off > 0; off /= 2)                                                        \
+                for (int l = 0; l < off; l++) sum[l] += sum[l + off];                                          \
+            store_##SUFFIX(v, y, partial, v->seg_out[s0], alpha, beta, sum[0]);                                \
+            return;                                                                                            \
+        }                                                                                                      \
+        int32_t len[64];                                                                                       \
+        for (int32_t l = 0; l < lanes; l++) {                                                                  \
+            sum[l] = 0;                                                                                        \
+            len[l] = v->seg_len[s0 + l];                                                                       \
+        }                                                                                                      \
+        int32_t p = p0; /* column-major: step j holds the j-th entry of each lane with len > j, in lane order */ \
+        for (int32_t step = 0;; step++) {                                                                      \
+            int32_t active = 0;                                                                                \
+            for (int32_t l = 0; l < lanes; l++)                                                                \
+                if (len[l] > step) {                                                                           \
+                    const int32_t e = p + active++;                                                            \
+                    sum[l] += val[e] * x_at_##SUFFIX(x, w, v->col[e]);                                         \
+                }                                                                                              \
+            if (active == 0) break;                                                                            \
+            p += active;                                                                                       \
+        }                                                                                                      \
+        for (int32_t l = 0; l < lanes; l++) store_##SUFFIX(v, y, partial, v->seg_out[s0 + l], alpha, beta, sum[l]); \
+    }                                                                                                          \
+                                                                                                               \
+    static void task_##SUFFIX(const hbp_view *v, const REAL *val, int32_t t, const REAL *x, REAL *y,            \
+                              REAL *partial, REAL alpha, REAL beta)                                             \
+    {                                                                                                          \
+        const int32_t *rec = v->task + (size_t)t * HBP_TASK_INTS;                                              \
+        hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN]};                          \
+        /* the kernel's warps take units begin + warp, + warps, ...: every unit writes its own outputs, so the \
+         * order does not change the result */                                                                 \
+        for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++)                                  \
+            unit_##SUFFIX(v, val, u, x, w, y, partial, alpha, beta);                                           \
+    }                                                                                                          \
+                                                                                                               \
+    static void block_##SUFFIX(const hbp_view *v, const REAL *val, int32_t c, const REAL *x, REAL *y,           \
+                               REAL *partial, REAL alpha, REAL beta)                                            \
+    {                                                                                                          \
+        const int32_t fixed = hbp_fixed_per_cta(v->ntasks, v->grid);                                           \
+        for (int32_t i = 0; i < fixed; i++) task_##SUFFIX(v, val, c * fixed + i, x, y, partial, alpha, beta);  \
+        for (;;) { /* the competitive part */                                                                  \
+            int32_t ticket;                                                                                    \
+            HBP_PRAGMA(omp atomic capture)                                                                     \
+            ticket = v->sched[0]++;                                                                            \
+            const int64_t t = (int64_t)fixed * v->grid + ticket;                                               \
+            if (t >= v->ntasks) break;                                                                         \
+            task_##SUFFIX(v, val, (int32_t)t, x, y, partial, alpha, beta);                                     \
+        }                                                                                                      \
+        int32_t done;                                                                                          \
+        HBP_PRAGMA(omp atomic capture)                                                                         \
+        done = v->sched[1]++;                                                                                  \
+        if (done == v->grid - 1) { /* every block has taken its last ticket: reset for the next call */        \
+            HBP_PRAGMA(omp atomic write)                                                                       \
+            v->sched[0] = 0;                                                                                   \
+            HBP_PRAGMA(omp atomic write)                                                                       \
+            v->sched[1] = 0;                                                                                   \
+        }                                                                                                      \
+    }                                                                                                          \
+                                                                                                               \
+    static void run_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)     \
+    {                                                                                                          \
+        const hbp_view v = view_of(fd);                                                                        \
+        const REAL *val = fd->arrays[HBP_A_VAL].data;                                                          \
+        REAL *partial = fd->arrays[HBP_A_PARTIAL].data;                                                        \
+        if (v.combine == HBP_COMBINE_ATOMICS) { /* rows the atomics add into, and empty rows: beta * y */       \
+            HBP_PRAGMA(omp parallel for schedule(static))                                                      \
+            for (int32_t f = 0; f < v.nfix; f++) {                                                             \
+                const int32_t r = v.fix_row[f];                                                                \
+                y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                                \
+            }                                                                                                  \
+        }                                                                                                      \
+        if (v.ntasks > 0) {                                                                                    \
+            HBP_PRAGMA(omp parallel for schedule(dynamic, 1))                                                  \
+            for (int32_t c = 0; c < v.grid; c++) block_##SUFFIX(&v, val, c, x, y, partial, alpha, beta);       \
+        }                                                                                                      \
+        if (v.combine == HBP_COMBINE_PARTIALS) { /* each fix row: its partials in column-block order */        \
+            HBP_PRAGMA(omp parallel for schedule(static))                                                      \
+            for (int32_t f = 0; f < v.nfix; f++) {                                                             \
+                const int32_t r = v.fix_row[f];                                                                \
+                REAL sum = 0;                                                                                  \
+                for (int32_t k = v.part_ptr[f]; k < v.part_ptr[f + 1]; k++) sum += partial[k];                 \
+                y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                              \
+            }                                                                                                  \
+        }                                                                                                      \
+    }
+
+DEFINE_HBP_EXECUTOR(float, f32)
+DEFINE_HBP_EXECUTOR(double, f64)
 
 void spmvport_cpu_hbp(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y)
 {
-    (void)fd; (void)alpha; (void)x; (void)beta; (void)y;
+    if (fd->precision == SPMV_F32) run_f32(fd, (float)alpha, x, (float)beta, y);
+    else run_f64(fd, alpha, x, beta, y);
 }

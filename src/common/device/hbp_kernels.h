@@ -1,0 +1,227 @@
+/*
+ * hbp_kernels.h -- format hbp's kernels (hash-based 2-D partition), written once for CUDA and HIP, every warp
+ * size W and precision T. Layout: src/common/format_hbp.h and docs/formats/hbp.md. They walk the arrays as
+ * src/cpu_ref/hbp_executor.c does:
+ *
+ *   hbp_spmv_kernel    HBP_CTA_THREADS threads per block. Block c runs its fixed tasks [c*q, (c+1)*q), then
+ *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out. Per task: the
+ *                      block copies the task's x window into shared memory (when the task is staged), then its
+ *                      warps take the task's units in turn:
+ *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
+ *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
+ *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them.
+ *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
+ *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
+ *                      (done counter sched[1]) resets both counters: every call starts from zero.
+ *   hbp_combine_kernel combine 1, after: each fix row sums its partials in column-block order.
+ *   hbp_scale_kernel   combine 2, before: each fix row y = beta*y (0 when beta == 0), for the atomics.
+ * With beta == 0, y is never read. Everything has internal linkage (anonymous namespace).
+ */
+#ifndef SPMVPORT_DEVICE_HBP_KERNELS_H
+#define SPMVPORT_DEVICE_HBP_KERNELS_H
+
+#include "port.h"
+#include "backend.h"
+#include "format_hbp.h"
+
+namespace {
+
+constexpr int hbp_cta = HBP_CTA_THREADS;
+
+/* The device arrays one call reads and writes. */
+template <typename T>
+struct hbp_args {
+    const uint16_t *col, *seg_len;
+    const T *val;
+    const int *unit_ptr, *unit_slot, *seg_out, *task;
+    T *partial;
+    int *sched;
+    const T *x;
+    T *y;
+    T alpha, beta;
+    int combine;
+};
+
+template <typename T>
+PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
+{
+    if (out >= 0) a.y[out] = a.beta == T(0) ? a.alpha * sum : a.alpha * sum + a.beta * a.y[out];
+    else if (a.combine == HBP_COMBINE_PARTIALS) a.partial[-1 - out] = sum;
+    else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
+}
+
+/* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local). */
+template <typename T, bool Staged>
+struct hbp_xview {
+    const T *p;
+    int lo;
+    PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
+};
+
+template <int W, typename T, bool Staged>
+PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, int lane)
+{
+    const int s0 = port_ldg(a.unit_slot + u), lanes = port_ldg(a.unit_slot + u + 1) - s0;
+    const int p0 = port_ldg(a.unit_ptr + u);
+    if (lanes == 1) { /* one long segment: the warp strides over it */
+        const int len = port_ldg(a.seg_len + s0);
+        T sum = T(0);
+        for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(a.col + p0 + e));
+        for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
+        if (lane == 0) hbp_store(a, port_ldg(a.seg_out + s0), sum);
+        return;
+    }
+    /* a warp group: one lane per segment, entries column-major over the lanes still active */
+    const bool mine = lane < lanes;
+    const int len = mine ? port_ldg(a.seg_len + s0 + lane) : 0;
+    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
+    T sum = T(0);
+    int p = p0;
+    for (int step = 0;; step++) {
+        const bool active = len > step;
+        const port_lane_mask_t act = port_ballot<W>(active);
+        if (act == 0) break;
+        if (active) {
+            const int e = p + port_popc(act & below_or_me) - 1;
+            sum += port_ldg(a.val + e) * xs(port_ldg(a.col + e));
+        }
+        p += port_popc(act);
+    }
+    if (mine) hbp_store(a, port_ldg(a.seg_out + s0 + lane), sum);
+}
+
+/* The block's warps take the task's units in turn. */
+template <int W, typename T, bool Staged>
+PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
+{
+    const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
+    for (int u = begin + warp; u < end; u += hbp_cta / W) hbp_unit<W, T, Staged>(a, u, xs, lane);
+}
+
+template <int W, typename T>
+PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
+{
+    const int *rec = a.task + (long long)t * HBP_TASK_INTS;
+    const int begin = port_ldg(rec + HBP_T_UNIT_BEGIN), end = port_ldg(rec + HBP_T_UNIT_END);
+    const int xbase = port_ldg(rec + HBP_T_XBASE), lo = port_ldg(rec + HBP_T_STAGE_LO);
+    const int len = port_ldg(rec + HBP_T_STAGE_LEN);
+    if (len > 0) { /* the same for the whole block: t is */
+        for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
+        port_block_sync();
+        hbp_task_units<W, T, true>(a, begin, end, hbp_xview<T, true>{window, lo});
+    } else {
+        hbp_task_units<W, T, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
+    }
+    port_block_sync(); /* every warp is done with the window before the next task overwrites it */
+}
+
+template <int W, typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
+{
+    if (!port_warp_matches<W>()) return;
+    PORT_SHARED int next_task;
+    T *window = port_dynamic_shared<T>();
+    const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
+    for (int i = 0; i < fixed; i++) hbp_run_task<W, T>(a, cta * fixed + i, window);
+    const int first = fixed * grid; /* the competitive part */
+    for (;;) {
+        if (port_thread_idx() == 0) next_task = first + port_atomic_add(a.sched, 1);
+        port_block_sync();
+        const int t = next_task;
+        port_block_sync(); /* read by all before thread 0 writes the next one */
+        if (t >= ntasks) break;
+        hbp_run_task<W, T>(a, t, window);
+    }
+    /* Thread 0 took its last ticket before this add (it used the value): when done reaches grid, no block will
+     * take a ticket again in this call, so the last one may reset both for the next call. */
+    if (port_thread_idx() == 0 && port_atomic_add(a.sched + 1, 1) == grid - 1) {
+        a.sched[0] = 0;
+        a.sched[1] = 0;
+    }
+}
+
+/* combine 1: y[r] = alpha * (sum of the fix row's partials, in column-block order) + beta * y[r] */
+template <typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
+    hbp_combine_kernel(int nfix, const int *__restrict__ fix_row, const int *__restrict__ part_ptr,
+                       const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta)
+{
+    const long long f = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
+    if (f >= nfix) return;
+    const int r = port_ldg(fix_row + f);
+    T sum = T(0);
+    for (int k = port_ldg(part_ptr + f), e = port_ldg(part_ptr + f + 1); k < e; k++) sum += partial[k];
+    y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
+}
+
+/* combine 2: the fix rows (rows the atomics add into, and empty rows) scaled by beta first */
+template <typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
+    hbp_scale_kernel(int nfix, const int *__restrict__ fix_row, T *__restrict__ y, T beta)
+{
+    const long long f = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
+    if (f >= nfix) return;
+    const int r = port_ldg(fix_row + f);
+    y[r] = beta == T(0) ? T(0) : beta * y[r];
+}
+
+/* The layout the launcher relies on; NULL when fd is a usable hbp layout for a device of this warp size. */
+inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
+{
+    const int64_t *prm = fd->params;
+    if (fd->narrays != HBP_NARRAYS) return "hbp: wrong number of arrays";
+    if (fd->warp_size != warp) return "hbp: layout built for another warp size";
+    if (prm[HBP_P_COMBINE] != HBP_COMBINE_PARTIALS && prm[HBP_P_COMBINE] != HBP_COMBINE_ATOMICS)
+        return "hbp: unknown combine mode";
+    if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
+        return "hbp: x window larger than the shared memory of a block without opt-in";
+    if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
+        fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
+        fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
+        fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
+        return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
+    return NULL;
+}
+
+/* Launch one execute of an hbp plan: Plan is the backend's plan type (fd and device arrays[] by slot). */
+template <int W, typename T, typename Plan>
+void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
+{
+    const spmvport_format_data *fd = p->fd;
+    const int64_t *prm = fd->params;
+    void *const *d = p->arrays;
+    const T alpha = (T)alpha_d, beta = (T)beta_d;
+    T *y = (T *)yv;
+    const int ntasks = (int)prm[HBP_P_NTASKS], nfix = (int)prm[HBP_P_NFIX], combine = (int)prm[HBP_P_COMBINE];
+    const int *fix_row = (const int *)d[HBP_A_FIX_ROW];
+    const unsigned fix_blocks = (unsigned)((nfix + hbp_cta - 1) / hbp_cta);
+    if (combine == HBP_COMBINE_ATOMICS && nfix > 0)
+        PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_scale_kernel<T>)(nfix, fix_row, y, beta);
+    if (ntasks > 0) {
+        hbp_args<T> a;
+        a.col = (const uint16_t *)d[HBP_A_COL];
+        a.seg_len = (const uint16_t *)d[HBP_A_SEG_LEN];
+        a.val = (const T *)d[HBP_A_VAL];
+        a.unit_ptr = (const int *)d[HBP_A_UNIT_PTR];
+        a.unit_slot = (const int *)d[HBP_A_UNIT_SLOT];
+        a.seg_out = (const int *)d[HBP_A_SEG_OUT];
+        a.task = (const int *)d[HBP_A_TASK];
+        a.partial = (T *)d[HBP_A_PARTIAL];
+        a.sched = (int *)d[HBP_A_SCHED];
+        a.x = (const T *)xv;
+        a.y = y;
+        a.alpha = alpha;
+        a.beta = beta;
+        a.combine = combine;
+        const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
+        const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
+        PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T>)(a, ntasks, hbp_fixed_per_cta(ntasks, grid));
+    }
+    if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
+        PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
+        (nfix, fix_row, (const int *)d[HBP_A_PART_PTR], (const T *)d[HBP_A_PARTIAL], y, alpha, beta);
+}
+
+} /* namespace */
+
+#endif /* SPMVPORT_DEVICE_HBP_KERNELS_H */

@@ -1,0 +1,80 @@
+/*
+ * format_hbp.h -- format hbp (hash-based 2-D partition): array and parameter slots shared by the host builder
+ * (format_hbp.c), the CPU executor (cpu_ref/hbp_executor.c) and the GPU kernels (device/hbp_kernels.h).
+ *
+ * Plain C, no CUDA or HIP type: it is included from .c, .cu and .hip translation units. docs/formats/hbp.md
+ * describes the layout in full; in short:
+ *
+ *   The matrix is cut into blocks of block_rows x block_cols. A row segment is the part of one row inside one
+ *   block (empty segments are not stored). Inside a block the short segments are put in the order of the
+ *   nonlinear hash of their length and cut into warp groups of W segments (one lane each, entries stored
+ *   column-major: the first entries of the group's rows, then the second ones, ...); each long segment is a
+ *   unit of its own that the whole warp strides over. Units of the same column block are packed into tasks;
+ *   one thread block (HBP_CTA_THREADS threads) runs a task with the task's x window in shared memory, one warp
+ *   per unit.
+ */
+#ifndef SPMVPORT_FORMAT_HBP_H
+#define SPMVPORT_FORMAT_HBP_H
+
+#include <stdint.h>
+
+/* ===========================================================================================================
+ * Array slots (fd->arrays[...])
+ * ========================================================================================================= */
+enum {
+    HBP_A_COL = 0,       /* uint16 [nnz]     column - column_block * block_cols, in layout order */
+    HBP_A_VAL = 1,       /* T [nnz]          values in layout order (the only is_values array) */
+    HBP_A_UNIT_PTR = 2,  /* int32 [nunits+1] first entry of each unit (the paper's begin_nnz, per unit) */
+    HBP_A_UNIT_SLOT = 3, /* int32 [nunits+1] first slot of each unit; 1 slot: warp-strided unit, 2..W: a group */
+    HBP_A_SEG_LEN = 4,   /* uint16 [nslots]  entries of the slot's row segment (replaces add_sign/zero_row) */
+    HBP_A_SEG_OUT = 5,   /* int32 [nslots]   output_hash: >= 0 row written directly (its only segment);
+                            < 0: -1 - t with t a partial index (combine 1) or a row (combine 2, atomics) */
+    HBP_A_TASK = 6,      /* int32 [HBP_TASK_INTS * ntasks]: see HBP_T_* */
+    HBP_A_FIX_ROW = 7,   /* int32 [nfix]     rows with 0 or >= 2 segments, ascending */
+    HBP_A_PART_PTR = 8,  /* int32 [nfix+1]   combine 1: partials of fix row f are [part_ptr[f], part_ptr[f+1]) */
+    HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute */
+    HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
+                            calls (the last thread block of every call resets them) */
+    HBP_NARRAYS = 11
+};
+
+/* A task's record in HBP_A_TASK. */
+enum {
+    HBP_T_UNIT_BEGIN = 0, /* units [unit_begin, unit_end) */
+    HBP_T_UNIT_END = 1,
+    HBP_T_XBASE = 2,      /* first column of the task's column block */
+    HBP_T_STAGE_LO = 3,   /* shared-memory window: local columns [lo, lo + len) */
+    HBP_T_STAGE_LEN = 4,  /* 0: not staged, x is read from global memory */
+    HBP_TASK_INTS = 5
+};
+
+/* ===========================================================================================================
+ * Parameter slots (fd->params[...])
+ * ========================================================================================================= */
+enum {
+    HBP_P_BLOCK_ROWS = 0,
+    HBP_P_BLOCK_COLS = 1,
+    HBP_P_NTASKS = 2,
+    HBP_P_NUNITS = 3,
+    HBP_P_NSLOTS = 4,
+    HBP_P_NFIX = 5,
+    HBP_P_NPARTS = 6,
+    HBP_P_COMBINE = 7,     /* 1: partial vectors + combine pass (deterministic); 2: atomics */
+    HBP_P_STAGE_COLS = 8,  /* longest staged window: dynamic shared memory = stage_cols * sizeof(T) */
+    HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
+    HBP_P_NBLOCKS = 10     /* non-empty matrix blocks */
+};
+
+#define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
+#define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
+#define HBP_COMBINE_PARTIALS 1
+#define HBP_COMBINE_ATOMICS 2
+
+/* Tasks [0, fixed * grid) are the fixed part (thread block c runs [c * fixed, (c + 1) * fixed)); the rest are
+ * taken with the ticket. Two thirds of the tasks are fixed, in whole rounds of the grid. */
+static inline int32_t hbp_fixed_per_cta(int32_t ntasks, int32_t grid)
+{
+    return grid > 0 ? (int32_t)((2 * (int64_t)ntasks) / (3 * (int64_t)grid)) : 0;
+}
+
+#endif /* SPMVPORT_FORMAT_HBP_H */

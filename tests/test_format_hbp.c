@@ -1,0 +1,616 @@
+/*
+ * test_format_hbp.c -- format hbp (hash-based 2-D partition): the CPU executor against the oracle (edge-case
+ * corpus and every shared matrix, W = 32 and 64, f32 and f64, through the public API), the option variants
+ * (block sizes, combine modes, sort2D grouping), the layout's invariants read straight from the builder's
+ * arrays, update_values, the plan statistics, option checking and the per-call reset of the ticket.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "internal.h"
+#include "format_builders.h"
+#include "cpu_ref.h"
+#include "format_hbp.h"
+
+/* ===========================================================================================================
+ * Helpers
+ * ========================================================================================================= */
+
+static spmv_plan_options_t options(int warp, int rows, int cols, int combine, int grouping)
+{
+    spmv_plan_options_t o;
+    spmv_plan_options_init(&o);
+    o.warp_size = warp;
+    o.hbp_block_rows = rows;
+    o.hbp_block_cols = cols;
+    o.hbp_combine = combine;
+    o.hbp_grouping = grouping;
+    return o;
+}
+
+static void corpus(spmv_precision_t p, const spmv_plan_options_t *opt)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_HBP, opt, cases[i].name, cases[i].A, 0);
+    support_cases_free(cases, n);
+    spmv_context_destroy(ctx);
+}
+
+static void shared(int warp, spmv_precision_t p)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt = options(warp, 0, 0, 0, 0);
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        support_check_format(ctx, SPMV_FORMAT_HBP, &opt, names[i], A, 0);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+    spmv_context_destroy(ctx);
+}
+
+static spmv_matrix_t *generate(const char *spec, spmv_precision_t p)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, spec, p, 7), SPMV_STATUS_SUCCESS, "%s: %s", spec, spmv_last_error(NULL));
+    return A;
+}
+
+/* A stats value as a double (NAN when the key is missing). */
+static double stat(const char *stats, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s=", key);
+    for (const char *s = stats; (s = strstr(s, pat)) != NULL; s++)
+        if (s == stats || s[-1] == ';') return strtod(s + strlen(pat), NULL);
+    return NAN;
+}
+
+/* ===========================================================================================================
+ * (a) the executor against the oracle
+ * ========================================================================================================= */
+
+Test(hbp, corpus_w32_f64) { spmv_plan_options_t o = options(32, 0, 0, 0, 0); corpus(SPMV_F64, &o); }
+Test(hbp, corpus_w64_f64) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); corpus(SPMV_F64, &o); }
+Test(hbp, corpus_w32_f32) { spmv_plan_options_t o = options(32, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
+Test(hbp, corpus_w64_f32) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
+Test(hbp, shared_w32_f64, .timeout = 600) { shared(32, SPMV_F64); }
+Test(hbp, shared_w64_f64, .timeout = 600) { shared(64, SPMV_F64); }
+Test(hbp, shared_w32_f32, .timeout = 600) { shared(32, SPMV_F32); }
+Test(hbp, shared_w64_f32, .timeout = 600) { shared(64, SPMV_F32); }
+
+/* ===========================================================================================================
+ * (b) option variants, each through the whole corpus
+ * ========================================================================================================= */
+
+/* Odd block sizes: many blocks, rows cut by several column blocks, long segments at W = 32 and 64. */
+Test(hbp, odd_blocks)
+{
+    spmv_plan_options_t o = options(32, 37, 61, 0, 0);
+    corpus(SPMV_F64, &o);
+    o = options(64, 37, 61, 0, 0);
+    corpus(SPMV_F32, &o);
+}
+
+/* 1 x 1 blocks: every entry is a segment of its own, every row of 2+ entries is combined. */
+Test(hbp, unit_blocks)
+{
+    spmv_plan_options_t o = options(32, 1, 1, 1, 0);
+    corpus(SPMV_F64, &o);
+    o = options(64, 1, 1, 2, 0);
+    corpus(SPMV_F32, &o);
+}
+
+/* The largest blocks: one column block up to 65535 columns, row blocks taller than most matrices. */
+Test(hbp, large_blocks)
+{
+    spmv_plan_options_t o = options(32, 100000, 65535, 0, 0);
+    corpus(SPMV_F64, &o);
+    o = options(64, 3000, 20000, 0, 1);
+    corpus(SPMV_F32, &o);
+}
+
+Test(hbp, combine_partials)
+{
+    spmv_plan_options_t o = options(32, 64, 256, 1, 0);
+    corpus(SPMV_F64, &o);
+    o = options(64, 0, 0, 1, 0);
+    corpus(SPMV_F32, &o);
+}
+
+Test(hbp, combine_atomics)
+{
+    spmv_plan_options_t o = options(32, 64, 256, 2, 0);
+    corpus(SPMV_F64, &o);
+    o = options(64, 0, 0, 2, 0);
+    corpus(SPMV_F32, &o);
+}
+
+Test(hbp, grouping_sort)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 1);
+    corpus(SPMV_F64, &o);
+    o = options(64, 128, 512, 0, 1);
+    corpus(SPMV_F32, &o);
+}
+
+/* ===========================================================================================================
+ * (c) layout invariants, from spmvport_format_build directly
+ * ========================================================================================================= */
+
+typedef struct {
+    const spmv_matrix_t *A;
+    const spmvport_format_data *fd;
+    const char *name;
+    int32_t *row_of;    /* CSR entry -> row */
+    int32_t *row_nseg;  /* segments of each row (distinct column blocks) */
+    int32_t *part_row;  /* partial -> row (combine 1) */
+    int32_t *hits;      /* CSR entries seen */
+    int32_t *part_hits, *row_direct;
+} layout_check;
+
+static const void *arr(const spmvport_format_data *fd, int slot) { return fd->arrays[slot].data; }
+
+/* The row a slot writes, checking its output encoding. */
+static int32_t slot_row(layout_check *c, int32_t out)
+{
+    const spmvport_format_data *fd = c->fd;
+    if (out >= 0) {
+        cr_assert(out < fd->m && c->row_nseg[out] == 1, "%s: direct output to row %d with %d segments", c->name, out,
+                  out < fd->m ? c->row_nseg[out] : -1);
+        c->row_direct[out]++;
+        return out;
+    }
+    int32_t t = -1 - out;
+    if (fd->params[HBP_P_COMBINE] == HBP_COMBINE_ATOMICS) {
+        cr_assert(t < fd->m && c->row_nseg[t] >= 2, "%s: atomic output to row %d", c->name, t);
+        return t;
+    }
+    cr_assert(t < fd->params[HBP_P_NPARTS], "%s: partial %d of %lld", c->name, t,
+              (long long)fd->params[HBP_P_NPARTS]);
+    c->part_hits[t]++;
+    return c->part_row[t];
+}
+
+/* Entry e of the layout, read by the slot writing row `row`, in a task with window (xbase, lo, len). */
+static void visit(layout_check *c, int32_t e, int32_t row, const int32_t *task)
+{
+    const spmvport_format_data *fd = c->fd;
+    const uint16_t *col = arr(fd, HBP_A_COL);
+    cr_assert(e >= 0 && e < fd->nnz, "%s: entry %d out of range", c->name, e);
+    int32_t k = fd->value_map[e];
+    cr_assert(k >= 0 && k < fd->nnz, "%s: value_map[%d] = %d", c->name, e, k);
+    c->hits[k]++;
+    cr_assert_eq(c->row_of[k], row, "%s: entry %d (CSR %d) is in row %d, the layout writes row %d", c->name, e, k,
+                 c->row_of[k], row);
+    cr_assert_eq(task[HBP_T_XBASE] + col[e], c->A->col_idx[k], "%s: entry %d column %d, CSR column %d", c->name, e,
+                 task[HBP_T_XBASE] + col[e], c->A->col_idx[k]);
+    if (task[HBP_T_STAGE_LEN] > 0)
+        cr_assert(col[e] >= task[HBP_T_STAGE_LO] && col[e] < task[HBP_T_STAGE_LO] + task[HBP_T_STAGE_LEN],
+                  "%s: column %d outside the staged window", c->name, col[e]);
+    size_t vs = spmvport_value_size(fd->precision);
+    cr_assert(memcmp((const char *)arr(fd, HBP_A_VAL) + (size_t)e * vs, (const char *)c->A->values + (size_t)k * vs,
+                     vs) == 0, "%s: value of entry %d is not CSR value %d", c->name, e, k);
+}
+
+/* Walk every unit as the executor does and check each entry belongs where the layout says. */
+static void walk_units(layout_check *c)
+{
+    const spmvport_format_data *fd = c->fd;
+    const int32_t *unit_ptr = arr(fd, HBP_A_UNIT_PTR), *unit_slot = arr(fd, HBP_A_UNIT_SLOT);
+    const int32_t *seg_out = arr(fd, HBP_A_SEG_OUT), *task = arr(fd, HBP_A_TASK);
+    const uint16_t *seg_len = arr(fd, HBP_A_SEG_LEN);
+    const int32_t ntasks = (int32_t)fd->params[HBP_P_NTASKS], nunits = (int32_t)fd->params[HBP_P_NUNITS];
+    int32_t next_unit = 0;
+    for (int32_t t = 0; t < ntasks; t++) {
+        const int32_t *rec = task + (size_t)t * HBP_TASK_INTS;
+        cr_assert(rec[HBP_T_UNIT_BEGIN] == next_unit && rec[HBP_T_UNIT_END] > rec[HBP_T_UNIT_BEGIN],
+                  "%s: task %d covers units [%d, %d), expected to start at %d", c->name, t, rec[HBP_T_UNIT_BEGIN],
+                  rec[HBP_T_UNIT_END], next_unit);
+        cr_assert(rec[HBP_T_STAGE_LEN] <= fd->params[HBP_P_STAGE_COLS], "%s: window longer than stage_cols", c->name);
+        next_unit = rec[HBP_T_UNIT_END];
+        for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++) {
+            int32_t s0 = unit_slot[u], lanes = unit_slot[u + 1] - s0, p = unit_ptr[u], total = 0;
+            cr_assert(lanes >= 1 && lanes <= fd->warp_size, "%s: unit %d has %d slots", c->name, u, lanes);
+            int32_t rows[64], len[64];
+            for (int32_t l = 0; l < lanes; l++) {
+                len[l] = seg_len[s0 + l];
+                cr_assert(len[l] >= 1, "%s: empty segment in slot %d", c->name, s0 + l);
+                rows[l] = slot_row(c, seg_out[s0 + l]);
+                total += len[l];
+            }
+            cr_assert_eq(unit_ptr[u + 1] - unit_ptr[u], total, "%s: unit %d holds %d entries, its slots %d", c->name,
+                         u, unit_ptr[u + 1] - unit_ptr[u], total);
+            if (lanes == 1) { /* a warp-strided unit: its entries in order */
+                for (int32_t j = 0; j < len[0]; j++) visit(c, p + j, rows[0], rec);
+                continue;
+            }
+            for (int32_t step = 0;; step++) { /* a group: column-major, lanes in order */
+                int32_t active = 0;
+                for (int32_t l = 0; l < lanes; l++)
+                    if (len[l] > step) visit(c, p + active++, rows[l], rec);
+                if (active == 0) break;
+                p += active;
+            }
+        }
+    }
+    cr_assert_eq(next_unit, nunits, "%s: tasks cover %d of %d units", c->name, next_unit, nunits);
+}
+
+static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd, const char *name)
+{
+    const int64_t *prm = fd->params;
+    const size_t vs = spmvport_value_size(fd->precision);
+    const int32_t nfix = (int32_t)prm[HBP_P_NFIX], nparts = (int32_t)prm[HBP_P_NPARTS];
+    const int combine = (int)prm[HBP_P_COMBINE];
+    cr_assert_eq(fd->narrays, HBP_NARRAYS, "%s", name);
+    const size_t expect[HBP_NARRAYS] = {
+        (size_t)A->nnz * 2, (size_t)A->nnz * vs, ((size_t)prm[HBP_P_NUNITS] + 1) * 4,
+        ((size_t)prm[HBP_P_NUNITS] + 1) * 4, (size_t)prm[HBP_P_NSLOTS] * 2, (size_t)prm[HBP_P_NSLOTS] * 4,
+        (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * 4, (size_t)nfix * 4,
+        combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8};
+    for (int a = 0; a < HBP_NARRAYS; a++) {
+        cr_assert_eq(fd->arrays[a].bytes, expect[a], "%s: array %s has %zu bytes, expected %zu", name,
+                     fd->arrays[a].name, fd->arrays[a].bytes, expect[a]);
+        cr_assert_eq(fd->arrays[a].is_values, a == HBP_A_VAL, "%s: array %s is_values", name, fd->arrays[a].name);
+    }
+    cr_assert_eq(fd->value_slots, A->nnz, "%s", name);
+    cr_assert(fd->value_map != NULL, "%s", name);
+    cr_assert(prm[HBP_P_STAGE_COLS] * (int64_t)vs <= 49152 - 256, "%s: window of %lld values", name,
+              (long long)prm[HBP_P_STAGE_COLS]);
+    cr_assert(combine == HBP_COMBINE_PARTIALS || combine == HBP_COMBINE_ATOMICS, "%s", name);
+    const int32_t *sched = arr(fd, HBP_A_SCHED);
+    cr_assert(sched[0] == 0 && sched[1] == 0, "%s: ticket not zero", name);
+
+    layout_check c = {A, fd, name, NULL, NULL, NULL, NULL, NULL, NULL};
+    c.row_of = malloc(((size_t)A->nnz + 1) * sizeof(int32_t));
+    c.row_nseg = calloc((size_t)A->m + 1, sizeof(int32_t));
+    c.part_row = malloc(((size_t)nparts + 1) * sizeof(int32_t));
+    c.hits = calloc((size_t)A->nnz + 1, sizeof(int32_t));
+    c.part_hits = calloc((size_t)nparts + 1, sizeof(int32_t));
+    c.row_direct = calloc((size_t)A->m + 1, sizeof(int32_t));
+    cr_assert(c.row_of && c.row_nseg && c.part_row && c.hits && c.part_hits && c.row_direct);
+    const int32_t C = (int32_t)prm[HBP_P_BLOCK_COLS];
+    for (int32_t r = 0; r < A->m; r++)
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
+            c.row_of[k] = r;
+            if (k == A->row_ptr[r] || A->col_idx[k] / C != A->col_idx[k - 1] / C) c.row_nseg[r]++;
+        }
+
+    int combined = 0; /* some row has >= 2 segments: atomics would run */
+    for (int32_t r = 0; r < A->m; r++) combined |= c.row_nseg[r] >= 2;
+    cr_assert_eq(fd->deterministic, combine == HBP_COMBINE_PARTIALS || !combined, "%s: deterministic flag", name);
+
+    /* fix rows: exactly the rows with 0 or >= 2 segments, ascending; their partials in ranges */
+    const int32_t *fix = arr(fd, HBP_A_FIX_ROW), *part_ptr = arr(fd, HBP_A_PART_PTR);
+    int32_t f = 0;
+    for (int32_t r = 0; r < A->m; r++)
+        if (c.row_nseg[r] != 1) {
+            cr_assert(f < nfix && fix[f] == r, "%s: fix row %d should be row %d", name, f, r);
+            if (combine == HBP_COMBINE_PARTIALS) {
+                cr_assert_eq(part_ptr[f + 1] - part_ptr[f], c.row_nseg[r], "%s: row %d partials", name, r);
+                for (int32_t t = part_ptr[f]; t < part_ptr[f + 1]; t++) c.part_row[t] = r;
+            }
+            f++;
+        }
+    cr_assert_eq(f, nfix, "%s: %d fix rows listed, %d expected", name, nfix, f);
+    if (combine == HBP_COMBINE_PARTIALS) cr_assert(part_ptr[0] == 0 && part_ptr[nfix] == nparts, "%s", name);
+
+    walk_units(&c);
+    for (int32_t k = 0; k < A->nnz; k++) cr_assert_eq(c.hits[k], 1, "%s: CSR entry %d stored %d times", name, k, c.hits[k]);
+    for (int32_t t = 0; t < nparts; t++) cr_assert_eq(c.part_hits[t], 1, "%s: partial %d written %d times", name, t,
+                                                      c.part_hits[t]);
+    for (int32_t r = 0; r < A->m; r++)
+        cr_assert_eq(c.row_direct[r], c.row_nseg[r] == 1, "%s: row %d written directly %d times", name, r,
+                     c.row_direct[r]);
+    free(c.row_of); free(c.row_nseg); free(c.part_row); free(c.hits); free(c.part_hits); free(c.row_direct);
+}
+
+static void layouts(int warp, spmv_precision_t p, const spmv_plan_options_t *opt)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    dev.backend = SPMV_BACKEND_CPU;
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) {
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        spmv_status_t st = spmvport_format_build(&fd, cases[i].A, SPMV_FORMAT_HBP, warp, &dev, opt, msg, sizeof msg);
+        cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s: %s", cases[i].name, msg);
+        check_layout(cases[i].A, &fd, cases[i].name);
+        spmvport_format_data_free(&fd);
+    }
+    support_cases_free(cases, n);
+}
+
+Test(hbp_layout, default_w32_f64) { spmv_plan_options_t o = options(0, 0, 0, 0, 0); layouts(32, SPMV_F64, &o); }
+Test(hbp_layout, default_w64_f32) { spmv_plan_options_t o = options(0, 0, 0, 0, 0); layouts(64, SPMV_F32, &o); }
+Test(hbp_layout, odd_blocks_partials)
+{
+    spmv_plan_options_t o = options(0, 37, 61, 1, 0);
+    layouts(32, SPMV_F64, &o);
+    layouts(64, SPMV_F64, &o);
+}
+Test(hbp_layout, odd_blocks_atomics_sort)
+{
+    spmv_plan_options_t o = options(0, 37, 61, 2, 1);
+    layouts(32, SPMV_F32, &o);
+    layouts(64, SPMV_F32, &o);
+}
+Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
+
+/* device_bytes of a plan = the sum of the format's arrays, as the layout check expects them */
+Test(hbp_layout, bytes_accounted)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("circuit:20000", SPMV_F64);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, NULL), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    size_t sum = 0;
+    for (int a = 0; a < plan->fd.narrays; a++) sum += plan->fd.arrays[a].bytes;
+    cr_assert_eq(info.device_bytes, sum);
+    check_layout(A, &plan->fd, "circuit:20000 plan");
+    cr_assert(fabs(stat(info.stats, "bytes_per_nnz") - (double)sum / info.nnz) < 0.01, "%s", info.stats);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* ===========================================================================================================
+ * (d) update_values: the plan with new values gives what a plan of the new matrix gives
+ * ========================================================================================================= */
+
+static void check_update(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_matrix_t *A2, const void *values2,
+                         const spmv_plan_options_t *opt, const char *name)
+{
+    int32_t m, n;
+    spmv_precision_t p;
+    spmv_matrix_get_size(A, &m, &n, NULL, &p);
+    size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, opt), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_update_values(plan, values2), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    void *x = malloc(vs * ((size_t)n + 1)), *y0 = malloc(vs * ((size_t)m + 1)), *y = malloc(vs * ((size_t)m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, n, p, 11);
+    support_random_vector(y0, m, p, 12);
+    memcpy(y, y0, vs * (size_t)m);
+    cr_assert_eq(spmv_execute(plan, 1.5, x, -0.5, y), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    double ratio;
+    int32_t row;
+    cr_assert_eq(spmv_reference_check(A2, 1.5, x, -0.5, y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0, "%s: after update_values row %d is off by %g x the bound", name, row, ratio);
+    free(x); free(y0); free(y);
+    spmv_plan_destroy(plan);
+}
+
+Test(hbp, update_values)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const char *specs[] = {"kron:10:8", "circuit:5000", "lp:300:900:7"};
+    for (int s = 0; s < 3; s++)
+        for (int prec = 0; prec < 2; prec++) {
+            spmv_precision_t p = prec ? SPMV_F32 : SPMV_F64;
+            spmv_matrix_t *A = generate(specs[s], p), *A2 = NULL;
+            int32_t m, n, nnz;
+            const int32_t *ptr, *col;
+            const void *val;
+            spmv_matrix_get_size(A, &m, &n, &nnz, NULL);
+            spmv_matrix_get_csr(A, &ptr, &col, &val);
+            void *v2 = malloc((p == SPMV_F32 ? sizeof(float) : sizeof(double)) * ((size_t)nnz + 1));
+            support_random_vector(v2, nnz, p, 5 + (uint64_t)s);
+            cr_assert_eq(spmv_matrix_create_csr(&A2, m, n, nnz, ptr, col, v2, p, 0, 0), SPMV_STATUS_SUCCESS);
+            spmv_plan_options_t o = options(0, 64, 128, 1, 0);
+            check_update(ctx, A, A2, v2, &o, specs[s]);
+            o = options(64, 0, 0, 2, 1);
+            check_update(ctx, A, A2, v2, &o, specs[s]);
+            free(v2);
+            spmv_matrix_destroy(A);
+            spmv_matrix_destroy(A2);
+        }
+    spmv_context_destroy(ctx);
+}
+
+/* A matrix made from unsorted, repeated entries: update_values takes the creator's order and sums repeats. */
+Test(hbp, update_values_duplicates)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int32_t ptr[] = {0, 3, 3, 7, 9};
+    const int32_t col[] = {5, 1, 5, 0, 9, 0, 3, 2, 2};
+    const double v1[] = {1, 2, 3, 4, 5, 6, 7, 8, 9}, v2[] = {-1, 0.5, 2, 3, -4, 1, 0.25, 8, -2};
+    spmv_matrix_t *A, *A2;
+    unsigned flags = SPMV_MATRIX_SUM_DUPLICATES;
+    cr_assert_eq(spmv_matrix_create_csr(&A, 4, 10, 9, ptr, col, v1, SPMV_F64, 0, flags), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_create_csr(&A2, 4, 10, 9, ptr, col, v2, SPMV_F64, 0, flags), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t o = options(32, 2, 3, 0, 0);
+    check_update(ctx, A, A2, v2, &o, "duplicates");
+    spmv_matrix_destroy(A);
+    spmv_matrix_destroy(A2);
+    spmv_context_destroy(ctx);
+}
+
+/* ===========================================================================================================
+ * (e) statistics, options, determinism, the ticket reset
+ * ========================================================================================================= */
+
+static spmv_plan_t *plan_of(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_plan_options_t *o)
+{
+    spmv_plan_t *plan = NULL;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, o), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    return plan;
+}
+
+Test(hbp, stats_keys)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:14:16", SPMV_F64);
+    const char *keys[] = {"grouping", "block_rows", "block_cols", "row_blocks", "col_blocks", "blocks", "units",
+                          "tasks", "combine", "a", "b", "c", "d", "std_before", "std_after", "hash_ms", "sort_ms",
+                          "bytes_per_nnz"};
+    for (int grouping = 0; grouping < 2; grouping++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, grouping);
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(info.format, SPMV_FORMAT_HBP);
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+            if (strcmp(keys[k], "grouping") && strcmp(keys[k], "combine"))
+                cr_assert(!isnan(stat(info.stats, keys[k])), "key %s missing from \"%s\"", keys[k], info.stats);
+        cr_assert(strstr(info.stats, grouping ? "grouping=sort" : "grouping=hash"), "%s", info.stats);
+        cr_assert(strstr(info.stats, "combine="), "%s", info.stats);
+        cr_assert_eq(stat(info.stats, "block_rows"), 512);
+        cr_assert_eq(stat(info.stats, "block_cols"), 4096, "f64 on 48 KiB: 4096 columns");
+        cr_assert(stat(info.stats, "hash_ms") >= 0, "%s", info.stats);
+        cr_assert(grouping ? stat(info.stats, "sort_ms") >= 0 : stat(info.stats, "sort_ms") < 0, "%s", info.stats);
+        /* on a power-law graph the hash groups rows of like length: the per-warp spread drops */
+        cr_assert(stat(info.stats, "std_after") < stat(info.stats, "std_before"), "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    A = generate("stencil2d:5:40", SPMV_F32);
+    spmv_plan_t *plan = plan_of(ctx, A, NULL);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(stat(info.stats, "block_cols"), 8192, "f32 on 48 KiB: 8192 columns");
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+Test(hbp, bad_options)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
+    const spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 65536, 0, 0),
+                                       options(0, 0, 0, 3, 0), options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2)};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
+                     "option set %zu accepted", i);
+        cr_assert(plan == NULL);
+        cr_assert(strstr(spmv_last_error(ctx), "hbp") != NULL, "%s", spmv_last_error(ctx));
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+Test(hbp, determinism_flag)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:10:8", SPMV_F64);
+    spmv_plan_info_t info;
+    spmv_plan_options_t o = options(0, 0, 512, 1, 0);
+    spmv_plan_t *plan = plan_of(ctx, A, &o);
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(info.deterministic, 1, "partials are deterministic");
+    spmv_plan_destroy(plan);
+    o = options(0, 0, 512, 2, 0);
+    plan = plan_of(ctx, A, &o);
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(info.deterministic, 0, "atomics are not");
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    A = generate("stencil2d:5:20", SPMV_F64); /* one column block: no row is combined */
+    o = options(0, 0, 0, 2, 0);
+    plan = plan_of(ctx, A, &o);
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(info.deterministic, 1, "atomics that never run: %s", info.stats);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* Many executes of a plan with a competitive part: the same result each time and the ticket back at zero. */
+Test(hbp, repeated_executes_reset_ticket)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("circuit:20000", SPMV_F64);
+    spmv_plan_options_t o = options(32, 64, 256, 1, 0);
+    spmv_plan_t *plan = plan_of(ctx, A, &o);
+    const spmvport_format_data *fd = &plan->fd;
+    int32_t ntasks = (int32_t)fd->params[HBP_P_NTASKS], grid = (int32_t)fd->params[HBP_P_GRID];
+    cr_assert(ntasks > hbp_fixed_per_cta(ntasks, grid) * grid, "no competitive part: %d tasks, grid %d", ntasks, grid);
+    int32_t m, n;
+    spmv_matrix_get_size(A, &m, &n, NULL, NULL);
+    double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)m);
+    double *first = malloc(sizeof(double) * (size_t)m);
+    cr_assert(x && y && first);
+    support_random_vector(x, n, SPMV_F64, 3);
+    const int32_t *sched = fd->arrays[HBP_A_SCHED].data;
+    for (int it = 0; it < 10; it++) {
+        cr_assert_eq(spmv_execute(plan, 1.0, x, 0.0, y), SPMV_STATUS_SUCCESS);
+        cr_assert(sched[0] == 0 && sched[1] == 0, "call %d left ticket %d, done %d", it, sched[0], sched[1]);
+        if (it == 0) memcpy(first, y, sizeof(double) * (size_t)m);
+        else cr_assert(memcmp(first, y, sizeof(double) * (size_t)m) == 0, "call %d differs", it);
+    }
+    double ratio;
+    cr_assert_eq(spmv_reference_check(A, 1.0, x, 0.0, NULL, y, &ratio, NULL), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0);
+    free(x); free(y); free(first);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* The hash's parameters follow the block height and the warp size. */
+Test(hbp, hash_parameters)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:12:16", SPMV_F64);
+    for (int w = 32; w <= 64; w *= 2) {
+        spmv_plan_options_t o = options(w, 0, 0, 0, 0);
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        double a = stat(info.stats, "a"), b = stat(info.stats, "b"), c = stat(info.stats, "c");
+        cr_assert_eq(b, w == 32 ? 8 : 4, "b = 4 bins per warp group of a 512-row block, bucket by bucket: %s",
+                     info.stats);
+        cr_assert_eq(stat(info.stats, "d"), 9 * b, "%s", info.stats);
+        cr_assert_eq(c, a > log2(b) ? a - log2(b) : 0, "%s", info.stats);
+        cr_assert_eq(stat(info.stats, "t_long"), fmax(w, 9 * pow(2, a)), "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* The builder checks what it reads: columns out of range or not increasing, a broken row pointer. */
+Test(hbp, untrusted_input)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    spmv_plan_options_t o = options(0, 2, 2, 0, 0);
+    int32_t ptr_ok[] = {0, 2, 3, 4}, ptr_down[] = {0, 3, 2, 4}, ptr_short[] = {0, 2, 3, 3};
+    int32_t col_dup[] = {1, 1, 0, 3}, col_far[] = {0, 4, 0, 3}, col_neg[] = {-1, 1, 0, 3}, col_ok[] = {0, 3, 2, 1};
+    double val[] = {1, 2, 3, 4};
+    struct {
+        int32_t *ptr, *col;
+        spmv_status_t expect;
+    } cases[] = {{ptr_ok, col_ok, SPMV_STATUS_SUCCESS},         {ptr_ok, col_dup, SPMV_STATUS_INVALID_MATRIX},
+                 {ptr_ok, col_far, SPMV_STATUS_INVALID_MATRIX}, {ptr_ok, col_neg, SPMV_STATUS_INVALID_MATRIX},
+                 {ptr_down, col_ok, SPMV_STATUS_INVALID_MATRIX}, {ptr_short, col_ok, SPMV_STATUS_INVALID_MATRIX}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct spmv_matrix A = {3, 4, 4, SPMV_F64, cases[i].ptr, cases[i].col, val, NULL, 4};
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        spmv_status_t st = spmvport_format_build(&fd, &A, SPMV_FORMAT_HBP, 32, &dev, &o, msg, sizeof msg);
+        cr_assert_eq(st, cases[i].expect, "case %zu: %s (%s)", i, spmv_status_string(st), msg);
+        if (st == SPMV_STATUS_SUCCESS) check_layout(&A, &fd, "3x4");
+        else cr_assert(strstr(msg, "hbp") != NULL, "%s", msg);
+        spmvport_format_data_free(&fd);
+    }
+}
