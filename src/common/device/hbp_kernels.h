@@ -134,6 +134,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int 
     }
     /* Thread 0 took its last ticket before this add (it used the value): when done reaches grid, no block will
      * take a ticket again in this call, so the last one may reset both for the next call. */
+    if (port_thread_idx() == 0) port_threadfence(); /* the last ticket add lands before the done add */
     if (port_thread_idx() == 0 && port_atomic_add(a.sched + 1, 1) == grid - 1) {
         a.sched[0] = 0;
         a.sched[1] = 0;

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# gpu-test.sh -- the GPU test run of libspmvport, in two halves.
+#
+#   bash ci/gpu-test.sh prepare [BUILD_DIR]      on the development machine (no GPU needed)
+#       Configures (if BUILD_DIR has no CMakeCache.txt; default /tmp/spmvport-build-device: CUDA on, HIP off,
+#       sm_90) and builds, bundles the build with shared/tools/device-bundle into .device-bundle/ (dropping the
+#       CUDA toolkit libraries the GPU machine has: cuSPARSE and nvJitLink alone are 250 MB, over the 64 MiB a
+#       device run may carry), and copies the shared matrices into .device-matrices/. Prints the device call.
+#
+#   bash ci/gpu-test.sh [run] [STAGE ...]        on the GPU machine, in the repository root
+#       STAGEs: tests memcheck racecheck bench (default: all four, in that order). Logs and a summary go to $OUT
+#       (default /tmp/spmvport-gpu-test): summary.txt tests.log memcheck.log racecheck.log bench.log bench.csv.
+#       tests      every test binary of the bundle, SPMVPORT_BACKEND_PATH at the bundled modules and
+#                  SPMVPORT_MATRIX_DIR at the copied matrices
+#       memcheck   compute-sanitizer --tool memcheck on the CUDA GPU tests (filters below), child processes too
+#       racecheck  compute-sanitizer --tool racecheck on the GPU tests whose kernels use shared memory
+#       bench      spmvport-bench --backend cuda --suite large --precision both, if the build has it
+#     Each stage runs under a time limit so that one device call (10 minutes) holds them all:
+#       GPU_TEST_TIME_TESTS=200 GPU_TEST_TIME_MEMCHECK=140 GPU_TEST_TIME_RACECHECK=60 GPU_TEST_TIME_BENCH=170
+#     GPU_TEST_MEMCHECK_FILTERS / GPU_TEST_RACECHECK_FILTERS: space-separated Criterion --filter patterns
+#     (extglob: gpu_cuda/@(csr_lb|vendor)_corpus_*); tests left out by a filter print "[SKIP] ... disabled".
+#     Exit status 0 when every stage that ran passed.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+mode=${1:-run}
+[ $# -gt 0 ] && shift
+
+# ---- prepare (development machine) ------------------------------------------------------------------------------
+if [ "$mode" = prepare ]; then
+  set -e
+  build=${1:-/tmp/spmvport-build-device}
+  shared=${SPMVPORT_SHARED:-$root/../shared}
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSPMVPORT_CUDA=ON -DSPMVPORT_HIP=OFF \
+          -DCMAKE_CUDA_ARCHITECTURES=90
+  fi
+  cmake --build "$build" -j"$(nproc)"
+  (cd "$root" && "$shared/tools/device-bundle" "$build" .device-bundle)
+  # The GPU machine's CUDA 13 provides these; carrying them would exceed the device run's 64 MiB. The HIP
+  # module cannot run there: drop it and its libraries (rocSPARSE alone is hundreds of MB) if the build has it.
+  (cd "$root/.device-bundle" && rm -f lib/libcusparse.so* lib/libnvJitLink.so* lib/libcublas*.so* lib/libcudart.so* \
+     build/lib/libspmvport_hip.so lib/libhipsparse.so* lib/librocsparse.so* lib/libamd_comgr.so* lib/libhsa*.so* \
+     lib/libamdhip64.so* lib/librocprofiler-register.so*)
+  big=$(find "$root/.device-bundle" -type f -size +8M)
+  [ -n "$big" ] && echo "gpu-test: warning: large files in the bundle (64 MiB per device run): $big"
+  rm -rf "$root/.device-matrices"
+  cp -r "$shared/matrices" "$root/.device-matrices"
+  echo "gpu-test: bundle $(du -sh "$root/.device-bundle" | cut -f1), matrices $(du -sh "$root/.device-matrices" | cut -f1)"
+  for d in .device-bundle .device-matrices; do
+    git -C "$root" check-ignore -q "$d" || echo "gpu-test: $d is not ignored: echo /$d/ >> .git/info/exclude"
+  done
+  echo "gpu-test: now, with the device tool:"
+  echo "  run(command=\"bash ci/gpu-test.sh run\", carry=[\".device-bundle\", \".device-matrices\"], timeout_s=600)"
+  exit 0
+fi
+if [ "$mode" != run ]; then
+  echo "usage: ci/gpu-test.sh prepare [BUILD_DIR] | ci/gpu-test.sh [run] [tests|memcheck|racecheck|bench ...]" >&2
+  exit 2
+fi
+
+# ---- run (GPU machine) --------------------------------------------------------------------------------------------
+stages=${*:-tests memcheck racecheck bench}
+OUT=${OUT:-/tmp/spmvport-gpu-test}
+mkdir -p "$OUT"
+bundle=$root/.device-bundle
+bin=$bundle/build/bin
+summary=$OUT/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+if [ ! -d "$bin" ]; then
+  note "gpu-test: no $bin: run 'bash ci/gpu-test.sh prepare' on the development machine and carry .device-bundle"
+  exit 1
+fi
+# the bundle first; then the machine's own CUDA libraries (cuSPARSE is not carried)
+export LD_LIBRARY_PATH="$bundle/lib:$bundle/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib"
+export SPMVPORT_BACKEND_PATH=$bundle/build/lib
+export SPMVPORT_MATRIX_DIR=${SPMVPORT_MATRIX_DIR:-$root/.device-matrices}
+[ -d "$SPMVPORT_MATRIX_DIR" ] || note "gpu-test: warning: no matrices at $SPMVPORT_MATRIX_DIR (carry .device-matrices)"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+jobs=$(nproc 2>/dev/null || echo 4)
+[ "$jobs" -gt 8 ] && jobs=8
+
+note "gpu-test: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), stages: $stages"
+if command -v nvidia-smi >/dev/null; then
+  note "device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | head -1)"
+else
+  note "device: no nvidia-smi"
+fi
+note "nvcc: $(nvcc --version 2>/dev/null | tail -1)"
+note "compute-sanitizer: ${sanitizer:-not found}"
+failed=0
+
+# The tests' scratch directory is the build machine's path, compiled in: create it here.
+for t in "$bin"/test_*; do
+  d=$(grep -aoE '/[[:alnum:]_./-]*/test-tmp' "$t" 2>/dev/null | head -1)
+  [ -n "$d" ] && mkdir -p "$d" 2>/dev/null
+done
+
+# Run "$@" with at most $1 seconds; 124/137 mean it was stopped.
+limited() { local secs=$1; shift; timeout --kill-after=10 "$secs" "$@"; }
+
+run_tests() {
+  local log=$OUT/tests.log limit=${GPU_TEST_TIME_TESTS:-200} start=$SECONDS rc t left before
+  : >"$log"
+  # the GPU suite first: the time limit, if it bites, cuts CPU tests that CI runs anyway
+  for t in "$bin"/test_gpu_cuda $(ls "$bin"/test_* | grep -v '/test_gpu_cuda$'); do
+    [ -x "$t" ] || continue
+    left=$((limit - (SECONDS - start)))
+    if [ $left -le 5 ]; then note "tests: time limit reached before $(basename "$t")"; failed=1; break; fi
+    echo "==== $(basename "$t")" >>"$log"
+    before=$(wc -l <"$log")
+    limited "$left" "$t" --verbose -j"$jobs" >>"$log" 2>&1
+    rc=$?
+    note "tests: $(basename "$t"): rc=$rc $(tail -n +"$((before + 1))" "$log" | grep -m1 'Synthesis' |
+          sed 's/.*Synthesis: //')"
+    [ $rc -ne 0 ] && failed=1
+  done
+}
+
+# compute-sanitizer on the CUDA GPU test binary, one Criterion filter at a time. A stage fails on sanitizer
+# errors (its ERROR SUMMARY lines) or a time-out; failing assertions are the tests stage's business.
+run_sanitizer() {
+  local tool=$1 filters=$2 limit=$3 log=$OUT/$1.log t=$bin/test_gpu_cuda f rc errors before left start=$SECONDS
+  local -
+  set -f # the filters are Criterion patterns, not file names
+  : >"$log"
+  if [ -z "$sanitizer" ] || [ ! -x "$t" ]; then
+    note "$tool: skipped (no compute-sanitizer or no test_gpu_cuda)"
+    return
+  fi
+  for f in $filters; do
+    left=$((limit - (SECONDS - start)))
+    if [ $left -le 5 ]; then note "$tool: time limit reached before $f (incomplete)"; failed=1; break; fi
+    echo "==== $tool --filter $f" >>"$log"
+    before=$(wc -l <"$log")
+    limited "$left" "$sanitizer" --tool "$tool" --target-processes all --report-api-errors no --print-limit 20 \
+      --error-exitcode 99 "$t" --filter="$f" --verbose -j"$jobs" >>"$log" 2>&1
+    rc=$?
+    errors=$(tail -n +"$((before + 1))" "$log" | grep -oE 'ERROR SUMMARY: [0-9]+' | awk '{s += $3} END {print s + 0}')
+    note "$tool: $f: rc=$rc sanitizer errors=$errors; $(tail -n +"$((before + 1))" "$log" | grep -m1 'Synthesis' |
+          sed 's/.*Synthesis: //')"
+    if [ "$errors" != 0 ] || [ $rc -eq 99 ] || [ $rc -eq 124 ] || [ $rc -eq 137 ]; then failed=1; fi
+  done
+}
+
+run_bench() {
+  local b=$bin/spmvport-bench rc
+  if [ ! -x "$b" ]; then
+    note "bench: skipped (no spmvport-bench in the build)"
+    return
+  fi
+  limited "${GPU_TEST_TIME_BENCH:-170}" "$b" --backend cuda --suite large --precision both \
+    --csv "$OUT/bench.csv" >"$OUT/bench.log" 2>&1
+  rc=$?
+  local rows=0
+  [ -f "$OUT/bench.csv" ] && rows=$(($(wc -l <"$OUT/bench.csv") - 1))
+  note "bench: rc=$rc, $rows result rows in bench.csv (log: bench.log)"
+  [ $rc -ne 0 ] && failed=1
+}
+
+for s in $stages; do
+  case $s in
+  tests) run_tests ;;
+  memcheck)
+    run_sanitizer memcheck "${GPU_TEST_MEMCHECK_FILTERS:-gpu_cuda/@(csr_scalar|csr_vector|csr_lb|vendor)_corpus_* \
+gpu_cuda/@(update_values_on_device|impossible_allocation_is_a_status|plan_info_reports_device_bytes) \
+gpu_cuda/@(tile|hbp|amf_csr|teb|ehyb)_corpus_*}" "${GPU_TEST_TIME_MEMCHECK:-140}" ;;
+  racecheck)
+    run_sanitizer racecheck "${GPU_TEST_RACECHECK_FILTERS:-gpu_cuda/csr_lb_corpus_* \
+gpu_cuda/@(tile|hbp|amf_csr|teb|ehyb)_corpus_f64}" "${GPU_TEST_TIME_RACECHECK:-60}" ;;
+  bench) run_bench ;;
+  *) note "gpu-test: unknown stage '$s'"; failed=1 ;;
+  esac
+done
+note "gpu-test: $([ $failed -eq 0 ] && echo PASS || echo FAIL)"
+exit $failed
