@@ -34,6 +34,8 @@ typedef struct bench_options {
     char **matrices;   /* specs "gen:KIND:PARAMS" and paths, owned (strdup'd) */
     int nmatrices;
     int use_default_set; /* no MATRIX and no other suite, or --suite default: sized for the backend */
+    spmv_plan_options_t plan_options; /* --plan-option KEY=VALUE, for every format but the vendor baseline */
+    char plan_options_text[256];      /* the same as given, for the CSV/JSON "plan_options" column */
 } bench_options;
 
 /* ---- one result: matrix x format x precision ------------------------------------------------------------------ */
@@ -47,6 +49,7 @@ typedef struct bench_result {
     spmv_precision_t precision;
     char status[48];         /* ok, wrong, unsupported, or an error name */
     char message[512];       /* the library's message for errors and unsupported, else "" */
+    char plan_options[256];  /* --plan-option settings this result was built with, "KEY=VALUE;...", or "" */
     /* figures; NAN where not measurable (written as an empty field) */
     double max_err_ratio;    /* worst of the three checks below */
     double err_beta0, err_beta, err_timed;

@@ -99,7 +99,7 @@ static const char *const csv_columns =
     "speedup_vs_vendor,build_ms,upload_ms,device_bytes";
 static const char *const csv_extra_columns =
     "built_format,ms_vendor,ms_vendor_alg1,ms_vendor_alg2,break_even,bytes_per_nnz,model_bytes,l2_regime,launch_bound,ms_min,ms_p90,samples,"
-    "err_beta0,err_beta,err_timed,deterministic,message";
+    "err_beta0,err_beta,err_timed,deterministic,message,plan_options";
 
 static void csv_string(FILE *out, const char *s)
 {
@@ -173,6 +173,8 @@ void bench_csv_row(FILE *out, const bench_result *r, const bench_env *env)
     csv_flag(out, r->deterministic);
     fputc(',', out);
     csv_string(out, r->message);
+    fputc(',', out);
+    csv_string(out, r->plan_options);
     fputc('\n', out);
     fflush(out); /* a long run that dies still leaves the rows measured so far */
 }
@@ -282,6 +284,7 @@ static void json_result(FILE *out, const bench_result *r, const bench_env *env, 
     json_key_string(out, in, "built_format", r->built_format, 1);
     json_key_string(out, in, "precision", r->precision == SPMV_F32 ? "f32" : "f64", 1);
     json_key_string(out, in, "status", r->status, 1);
+    json_key_string(out, in, "plan_options", r->plan_options, 1);
     json_key_string(out, in, "message", r->message, 1);
     json_key_number(out, in, "max_err_ratio", r->max_err_ratio, 1);
     json_key_number(out, in, "err_beta0", r->err_beta0, 1);

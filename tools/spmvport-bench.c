@@ -69,6 +69,8 @@ static void usage(FILE *out)
         "  --json FILE                   device, versions, build, date, options and every result\n"
         "  --iters N                     timed launches per batch (default 100 on GPU, 10 on CPU)\n"
         "  --warmup N                    untimed launches first (default 20 on GPU, 2 on CPU)\n"
+        "  --plan-option KEY=VALUE       set a field of spmv_plan_options_t for every format but the vendor\n"
+        "                                baseline (repeatable), e.g. nnz_per_warp=512, amf_fixed_fold=4, hbp_combine=2\n"
         "  --min-time SEC                keep timing until SEC were timed (default 0.1 on GPU, 0 on CPU)\n"
         "  --seed N                      seed of the generators and of x and y (default 42)\n"
         "  --list-formats                print the formats this build has on the backend, one a line\n"
@@ -248,6 +250,32 @@ static void default_options(bench_options *opt)
     opt->seed = 42;
 }
 
+/* --plan-option KEY=VALUE: one field of spmv_plan_options_t by its name (repeatable). */
+static int parse_plan_option(bench_options *opt, const char *text)
+{
+    static const struct { const char *key; size_t offset; } fields[] = {
+#define FIELD(f) {#f, offsetof(spmv_plan_options_t, f)}
+        FIELD(warp_size), FIELD(lanes_per_row), FIELD(nnz_per_warp), FIELD(tile_variant), FIELD(tile_deferred_coo),
+        FIELD(tile_deferred_threshold), FIELD(tile_balance), FIELD(hbp_block_rows), FIELD(hbp_block_cols),
+        FIELD(hbp_combine), FIELD(hbp_grouping), FIELD(amf_fixed_fold), FIELD(teb_blocks),
+        FIELD(ehyb_plan_ordering), FIELD(ehyb_seed),
+#undef FIELD
+    };
+    const char *eq = strchr(text, '=');
+    long value;
+    if (eq == NULL || parse_int(eq + 1, -1000000000, 1000000000, &value) != 0)
+        return fail_usage("--plan-option '%s': expected KEY=INTEGER", text);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (strlen(fields[i].key) != (size_t)(eq - text) || strncmp(fields[i].key, text, (size_t)(eq - text)) != 0)
+            continue;
+        *(int *)((char *)&opt->plan_options + fields[i].offset) = (int)value;
+        size_t used = strlen(opt->plan_options_text);
+        snprintf(opt->plan_options_text + used, sizeof opt->plan_options_text - used, "%s%s", used ? ";" : "", text);
+        return 0;
+    }
+    return fail_usage("--plan-option '%s': unknown key (see spmv_plan_options_t in spmvport.h)", text);
+}
+
 /* The value of an option: "--opt=value" or "--opt value". NULL (after a message) when it is missing. */
 static const char *option_value(int argc, char **argv, int *i, const char *name)
 {
@@ -298,6 +326,7 @@ static int parse_valued_option(bench_options *opt, const char *name, const char 
         opt->min_time_s = t;
         return 0;
     }
+    if (strcmp(name, "--plan-option") == 0) return parse_plan_option(opt, value);
     if (strcmp(name, "--seed") == 0) {
         char *end;
         errno = 0;
@@ -314,7 +343,7 @@ static int parse_valued_option(bench_options *opt, const char *name, const char 
 static int parse_options(bench_options *opt, int argc, char **argv)
 {
     static const char *const valued[] = {"--backend", "--format", "--precision", "--csv", "--json", "--device",
-                                         "--iters", "--warmup", "--min-time", "--seed"};
+                                         "--iters", "--warmup", "--min-time", "--seed", "--plan-option"};
     int only_matrices = 0, suite_named = 0;
     default_options(opt);
     for (int i = 1; i < argc; i++) {
@@ -497,7 +526,8 @@ static void bench_matrix_precision(bench_run *run, const spmv_matrix_t *A, const
         } else {
             progress(run, "%s %s: %s", name, pname, spmv_format_name(format));
             bench_result_init(&r, name, source, A, format, prec);
-            bench_measure(&run->env, A, &v, format, NULL, &r);
+            bench_measure(&run->env, A, &v, format, &run->opt->plan_options, &r);
+            snprintf(r.plan_options, sizeof r.plan_options, "%s", run->opt->plan_options_text);
         }
         bench_derive(&r, &run->env, vendor_ms);
         r.ms_vendor_alg[0] = alg_ms[0];
