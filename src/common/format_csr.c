@@ -18,6 +18,20 @@ int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size)
     return lanes > warp_size ? warp_size : lanes;
 }
 
+/* memcpy in slices over the OpenMP threads: one thread cannot saturate host memory on a large node, and plans of
+ * tens of millions of entries copy hundreds of MB. dst may be NULL (a failed allocation, reported by the caller). */
+static void parallel_copy(void *dst, const void *src, size_t bytes)
+{
+    if (dst == NULL || bytes == 0) return;
+    const size_t slice = (size_t)1 << 22;
+    const long long slices = (long long)((bytes + slice - 1) / slice);
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < slices; k++) {
+        size_t off = (size_t)k * slice, len = bytes - off < slice ? bytes - off : slice;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
 /* First row r with row_ptr[r] >= target (m if none): binary search over the monotone row pointer. */
 static int32_t first_row_at_or_after(const int32_t *row_ptr, int32_t m, int64_t target)
 {
@@ -62,9 +76,9 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
     void *ptr = spmvport_malloc_array((size_t)A->m + 1, sizeof(int32_t));
     void *col = spmvport_malloc_array((size_t)A->nnz, sizeof(int32_t));
     void *val = spmvport_malloc_array((size_t)A->nnz, vsize);
-    if (ptr) memcpy(ptr, A->row_ptr, ptr_bytes);
-    if (col) memcpy(col, A->col_idx, col_bytes);
-    if (val) memcpy(val, A->values, val_bytes);
+    parallel_copy(ptr, A->row_ptr, ptr_bytes);
+    parallel_copy(col, A->col_idx, col_bytes);
+    parallel_copy(val, A->values, val_bytes);
     spmv_status_t st = spmvport_format_add_array(fd, "row_ptr", ptr, ptr_bytes, 0);
     if (st == SPMV_STATUS_SUCCESS) st = spmvport_format_add_array(fd, "col_idx", col, col_bytes, 0);
     else free(col);
