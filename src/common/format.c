@@ -67,17 +67,25 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
     return st;
 }
 
-/* The automatic choice. Until the research formats land: the load-balanced CSR when row lengths are skewed
- * (a row far longer than the average starves a row-split kernel), else CSR-vector. */
+/* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200):
+ *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.38x cuSPARSE f64)
+ *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.0x)
+ *   longer or skewed rows, GPU                                   vendor      (fastest measured on FEM blocks,
+ *                                                                             Kronecker and circuit matrices)
+ *   longer rows, CPU                                             csr_vector
+ *   skewed rows, CPU                                             csr_lb      (row-split starves on hub rows) */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
-    (void)dev;
-    if (A->m == 0) return SPMV_FORMAT_CSR_VECTOR;
+    if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
     int32_t longest = 0;
     for (int32_t i = 0; i < A->m; i++) {
         int32_t len = A->row_ptr[i + 1] - A->row_ptr[i];
         if (len > longest) longest = len;
     }
-    double avg = (double)A->nnz / A->m;
-    return longest > 8.0 * avg + 64.0 ? SPMV_FORMAT_CSR_LB : SPMV_FORMAT_CSR_VECTOR;
+    const double avg = (double)A->nnz / A->m;
+    const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
+    if (regular && avg <= 12) return SPMV_FORMAT_CSR_SCALAR;
+    if (regular && avg <= 32) return SPMV_FORMAT_CSR_VECTOR;
+    if (gpu) return SPMV_FORMAT_VENDOR;
+    return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }
