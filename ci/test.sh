@@ -22,7 +22,8 @@ cmake --build "$build-asan" -j"$jobs"
 # leaks are errors too; OpenMP's runtime keeps thread pools alive on purpose, which LeakSanitizer does not flag
 SPMVPORT_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -E 'install_consumer|lint_kernels' \
-  --timeout 2400 | tail -n 4
+  --timeout 2400 >"$build-asan.ctest.log" 2>&1 || { tail -n 60 "$build-asan.ctest.log"; exit 1; }
+grep -E 'tests passed|tests failed' "$build-asan.ctest.log" | sed 's/^/asan: /' 
 
 echo "== tests ($build)"
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 2400
