@@ -1,12 +1,723 @@
 /*
- * format_tile.c -- host builder of format tile (placeholder until the format lands).
+ * format_tile.c -- host builder of TileSpMV (format `tile`; Niu et al., IPDPS 2021; docs/formats/tile.md).
+ *
+ * The matrix is cut into 16 x 16 tiles. Each non-empty tile gets one of seven payloads (CSR, COO, ELL, HYB,
+ * Dense, DenseRow, DenseCol; layouts in format_tile.h) chosen by the rules of docs/formats.md, with the real
+ * rowlen x collen of edge tiles, and HYB when it is strictly the smallest in bytes. A warp task covers at most
+ * tbalance tiles of one tile row; a tile row with more tiles is split over several tasks, whose partial row sums
+ * go to carry slots that a fix-up pass adds in task order (deterministic: no atomics). With deferred COO, the
+ * entries of COO tiles and of HYB tails move to a CSR of m rows laid out for the csr_lb traversal.
+ *
+ * Two passes over the tile rows (OpenMP): the first chooses formats and counts, the second writes at offsets
+ * from prefix sums. Both walk a tile row with 16 row cursors, so the build is O(nnz + 16 * tiles) and needs no
+ * scratch of the matrix's width.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include "format_builders.h"
+#include "format_tile.h"
+
+#define TD SPMVPORT_TILE_DIM
+
+/* ---- selection thresholds (the public code's defaults) ------------------------------------------------------ */
+#define TILE_DENSE_NUM 3   /* Dense when nnz >= 3/4 of rowlen * collen */
+#define TILE_DENSE_DEN 4
+#define TILE_COO_MAX 12    /* COO when nnz <= 12 */
+#define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
+#define TILE_DEFAULT_BALANCE 8
+#define TILE_MAX_BALANCE (1 << 20)
+#define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
+
+static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
+                                                                      "dns", "dnsrow", "dnscol"};
+
+/* ==============================================================================================================
+ * Walking a tile row
+ * ============================================================================================================ */
+
+/* One tile as CSR positions: row i's entries in the tile are [start[i], start[i] + cnt[i]). */
+typedef struct {
+    int32_t tc;     /* tile column */
+    int rowlen, collen, nnz;
+    int32_t start[TD];
+    int cnt[TD];
+} tile_view;
+
+/* Row cursors of one tile row: row i's next entry is at cur[i] (done when cur[i] == end[i]). */
+typedef struct {
+    const int32_t *col;
+    int32_t n;
+    int rowlen;
+    int32_t cur[TD], end[TD];
+} tile_cursor;
+
+static void cursor_init(tile_cursor *c, const spmv_matrix_t *A, int32_t tr)
+{
+    int64_t r0 = (int64_t)tr * TD;
+    c->col = A->col_idx;
+    c->n = A->n;
+    c->rowlen = (int)(A->m - r0 < TD ? A->m - r0 : TD);
+    for (int i = 0; i < c->rowlen; i++) {
+        c->cur[i] = A->row_ptr[r0 + i];
+        c->end[i] = A->row_ptr[r0 + i + 1];
+    }
+}
+
+/* The next non-empty tile of the row, in column order; 0 when none is left. Columns are sorted per row. */
+static int cursor_next(tile_cursor *c, tile_view *v)
+{
+    int32_t tc = INT32_MAX;
+    for (int i = 0; i < c->rowlen; i++)
+        if (c->cur[i] < c->end[i] && (c->col[c->cur[i]] >> SPMVPORT_TILE_LOG2) < tc)
+            tc = c->col[c->cur[i]] >> SPMVPORT_TILE_LOG2;
+    if (tc == INT32_MAX) return 0;
+    const int64_t limit = ((int64_t)tc + 1) * TD, first_col = (int64_t)tc * TD;
+    v->tc = tc;
+    v->rowlen = c->rowlen;
+    v->collen = (int)(c->n - first_col < TD ? c->n - first_col : TD);
+    v->nnz = 0;
+    for (int i = 0; i < c->rowlen; i++) {
+        v->start[i] = c->cur[i];
+        while (c->cur[i] < c->end[i] && c->col[c->cur[i]] < limit) c->cur[i]++;
+        v->cnt[i] = (int)(c->cur[i] - v->start[i]);
+        v->nnz += v->cnt[i];
+    }
+    for (int i = c->rowlen; i < TD; i++) v->start[i] = 0, v->cnt[i] = 0;
+    return 1;
+}
+
+/* ==============================================================================================================
+ * Choosing a tile's format
+ * ============================================================================================================ */
+
+typedef struct {
+    int variant;  /* 0 ADPT, 1 all CSR */
+    int deferred; /* COO tiles and HYB tails go to the deferred CSR */
+    int64_t vs;   /* bytes of a value */
+} tile_cfg;
+
+typedef struct {
+    int fmt;
+    int width;         /* ELL / HYB */
+    int32_t slots;     /* value slots kept in the tile */
+    int32_t idx_bytes; /* index payload bytes */
+    int deferred;      /* entries moved to the deferred CSR */
+    int stored;        /* the tile stays in the tiled part */
+    uint16_t row_mask, col_mask; /* full rows / full columns (DenseRow / DenseCol) */
+} tile_choice;
+
+static int popcount16(unsigned v)
+{
+    int c = 0;
+    for (; v != 0; v &= v - 1) c++;
+    return c;
+}
+
+static int64_t ell_bytes(int64_t slots, int64_t vs) { return slots * vs + 1 + (slots + 1) / 2; }
+
+/* Bytes of the HYB payload with ELL width w and `tail` entries beyond it. */
+static int64_t hyb_bytes(int rows, int w, int64_t tail, int64_t vs)
+{
+    return ell_bytes((int64_t)rows * w, vs) + tail * (vs + 1);
+}
+
+static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, tile_choice *ch)
+{
+    const int rows = v->rowlen, cols = v->collen, nnz = v->nnz;
+    const int64_t vs = cfg->vs, area = (int64_t)rows * cols;
+    int maxrow = 0, full_rows = 0, rows_ok = 1, cols_ok = 1;
+    unsigned row_mask = 0, cols0 = 0; /* full rows; row 0's column set */
+    int64_t sum2 = 0;
+    for (int i = 0; i < rows; i++) {
+        const int c = v->cnt[i];
+        maxrow = c > maxrow ? c : maxrow;
+        sum2 += (int64_t)c * c;
+        if (c == cols) full_rows++, row_mask |= 1u << i;
+        else if (c != 0) rows_ok = 0;
+        if (cfg->variant != 0 || !cols_ok) continue;
+        /* every column is empty or full exactly when every row has the same column set */
+        unsigned set = 0;
+        for (int k = 0; k < c; k++) set |= 1u << (col[v->start[i] + k] - v->tc * TD);
+        if (i == 0) cols0 = set;
+        else if (set != cols0) cols_ok = 0;
+    }
+    const unsigned col_mask = cols_ok ? cols0 : 0;
+    const int full_cols = popcount16(col_mask);
+    memset(ch, 0, sizeof *ch);
+    ch->row_mask = (uint16_t)row_mask;
+    ch->col_mask = (uint16_t)col_mask;
+    int fmt = SPMVPORT_TILE_CSR, width = maxrow;
+    if (cfg->variant == 0) {
+        if ((int64_t)TILE_DENSE_DEN * nnz >= (int64_t)TILE_DENSE_NUM * area) fmt = SPMVPORT_TILE_DENSE;
+        else if (nnz <= TILE_COO_MAX) fmt = SPMVPORT_TILE_COO;
+        else if (rows_ok) fmt = SPMVPORT_TILE_DENSE_ROW;
+        else if (cols_ok) fmt = SPMVPORT_TILE_DENSE_COL;
+        else if (TILE_ELL_CV2_INV * (rows * sum2 - (int64_t)nnz * nnz) <= (int64_t)nnz * nnz) fmt = SPMVPORT_TILE_ELL;
+        /* HYB replaces the rule's choice when it is strictly the smallest of every applicable payload */
+        int64_t best_other = (int64_t)nnz * vs + rows + (nnz + 1) / 2;                 /* CSR */
+        int64_t b = (int64_t)nnz * (vs + 1);                                           /* COO */
+        best_other = b < best_other ? b : best_other;
+        b = ell_bytes((int64_t)rows * maxrow, vs);                                     /* ELL */
+        best_other = b < best_other ? b : best_other;
+        best_other = area * vs < best_other ? area * vs : best_other;                  /* Dense */
+        if (rows_ok && (b = (int64_t)full_rows * cols * vs + 2) < best_other) best_other = b;
+        if (cols_ok && (b = (int64_t)full_cols * rows * vs + 2) < best_other) best_other = b;
+        int64_t best_hyb = best_other, tail = 0;
+        int longer = 0, rows_of_len[TD + 1] = {0}; /* rows longer than w; rows per length */
+        for (int i = 0; maxrow >= 2 && i < rows; i++) rows_of_len[v->cnt[i]]++;
+        for (int w = maxrow - 1; w >= 1; w--) {
+            longer += rows_of_len[w + 1];
+            tail += longer;
+            b = hyb_bytes(rows, w, tail, vs);
+            if (b < best_hyb) best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
+        }
+    }
+    ch->fmt = fmt;
+    ch->stored = 1;
+    switch (fmt) {
+    case SPMVPORT_TILE_CSR: ch->slots = nnz; ch->idx_bytes = rows + (nnz + 1) / 2; break;
+    case SPMVPORT_TILE_COO:
+        if (cfg->deferred) ch->stored = 0, ch->deferred = nnz;
+        else ch->slots = nnz, ch->idx_bytes = nnz;
+        break;
+    case SPMVPORT_TILE_ELL:
+        ch->width = width;
+        ch->slots = rows * width;
+        ch->idx_bytes = 1 + (ch->slots + 1) / 2;
+        break;
+    case SPMVPORT_TILE_HYB: {
+        int tail = 0;
+        for (int i = 0; i < rows; i++) tail += v->cnt[i] > width ? v->cnt[i] - width : 0;
+        ch->width = width;
+        ch->slots = rows * width;
+        ch->idx_bytes = 1 + (ch->slots + 1) / 2;
+        if (cfg->deferred) ch->deferred = tail;
+        else ch->slots += tail, ch->idx_bytes += tail;
+        break;
+    }
+    case SPMVPORT_TILE_DENSE: ch->slots = (int32_t)area; break;
+    case SPMVPORT_TILE_DENSE_ROW: ch->slots = full_rows * cols; ch->idx_bytes = 2; break;
+    default: ch->slots = full_cols * rows; ch->idx_bytes = 2; break;
+    }
+}
+
+/* ==============================================================================================================
+ * Pass 1: choose and count, per tile row
+ * ============================================================================================================ */
+
+typedef struct {
+    int64_t tiles, slots, bytes;
+    unsigned formats; /* stored tile formats (bit per format) */
+} row_count;
+
+/* Counts of tile row tr; deferred entries per matrix row go to def_count[r] (when not NULL). */
+static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const tile_cfg *cfg, row_count *rc,
+                           int32_t *def_count, int64_t *hist_tiles, int64_t *hist_nnz)
+{
+    tile_cursor cur;
+    tile_view v;
+    tile_choice ch;
+    cursor_init(&cur, A, tr);
+    memset(rc, 0, sizeof *rc);
+    while (cursor_next(&cur, &v)) {
+        choose(&v, A->col_idx, cfg, &ch);
+        hist_tiles[ch.fmt]++;
+        hist_nnz[ch.fmt] += v.nnz;
+        rc->tiles += ch.stored;
+        if (ch.stored) rc->formats |= 1u << ch.fmt;
+        rc->slots += ch.slots;
+        rc->bytes += ch.idx_bytes;
+        if (ch.deferred == 0 || def_count == NULL) continue;
+        for (int i = 0; i < v.rowlen; i++) {
+            int keep = ch.fmt == SPMVPORT_TILE_HYB ? ch.width : 0;
+            def_count[(int64_t)tr * TD + i] += v.cnt[i] > keep ? v.cnt[i] - keep : 0;
+        }
+    }
+}
+
+/* ==============================================================================================================
+ * Pass 2: write the payloads
+ * ============================================================================================================ */
+
+typedef struct {
+    const spmv_matrix_t *A;
+    int32_t *tile_col, *off;
+    uint8_t *fmt, *idx;
+    void *val;
+    int32_t *vmap;          /* value map of the tile values */
+    int32_t *def_col;
+    void *def_val;
+    int32_t *def_vmap;      /* value map of the deferred values */
+} tile_out;
+
+static void put_value(const spmv_matrix_t *A, void *dst, int64_t slot, int32_t pos)
+{
+    if (A->precision == SPMV_F32) ((float *)dst)[slot] = pos >= 0 ? ((const float *)A->values)[pos] : 0.0f;
+    else ((double *)dst)[slot] = pos >= 0 ? ((const double *)A->values)[pos] : 0.0;
+}
+
+static void put_slot(const tile_out *o, int64_t slot, int32_t pos)
+{
+    o->vmap[slot] = pos;
+    put_value(o->A, o->val, slot, pos);
+}
+
+static void put_nibble(uint8_t *base, int64_t k, int value)
+{
+    base[k >> 1] |= (uint8_t)((value & 15) << ((k & 1) * 4));
+}
+
+/* Move entry pos to the deferred CSR at *cursor. */
+static void put_deferred(const tile_out *o, int32_t *cursor, int32_t pos)
+{
+    o->def_col[*cursor] = o->A->col_idx[pos];
+    put_value(o->A, o->def_val, *cursor, pos);
+    o->def_vmap[*cursor] = pos;
+    (*cursor)++;
+}
+
+/* The ELL part of width w: slot k*rowlen + i holds row i's k-th entry or padding. */
+static void write_ell(const tile_out *o, const tile_view *v, int w, int64_t s0, uint8_t *idx)
+{
+    const int32_t *col = o->A->col_idx;
+    idx[0] = (uint8_t)w;
+    for (int k = 0; k < w; k++)
+        for (int i = 0; i < v->rowlen; i++) {
+            int64_t s = (int64_t)k * v->rowlen + i;
+            int32_t pos = k < v->cnt[i] ? v->start[i] + k : -1;
+            put_slot(o, s0 + s, pos);
+            if (pos >= 0) put_nibble(idx + 1, s, col[pos] - v->tc * TD);
+        }
+}
+
+/* Row-major COO entries of row i from its k0-th on, as (row << 4 | col) bytes; returns the count written. */
+static int write_coo_rows(const tile_out *o, const tile_view *v, int k0, int64_t s0, uint8_t *idx)
+{
+    const int32_t *col = o->A->col_idx;
+    int q = 0;
+    for (int i = 0; i < v->rowlen; i++)
+        for (int k = k0; k < v->cnt[i]; k++, q++) {
+            int32_t pos = v->start[i] + k;
+            put_slot(o, s0 + q, pos);
+            idx[q] = (uint8_t)(i << 4 | (col[pos] - v->tc * TD));
+        }
+    return q;
+}
+
+/* The deferred entries of a tile (a deferred COO tile's, a HYB tail), appended to their rows' deferred CSR. */
+static void write_deferred(const tile_out *o, const tile_view *v, const tile_choice *ch, int32_t *def_cursor)
+{
+    const int keep = ch->fmt == SPMVPORT_TILE_HYB ? ch->width : 0;
+    for (int i = 0; i < v->rowlen; i++)
+        for (int k = keep; k < v->cnt[i]; k++) put_deferred(o, &def_cursor[i], v->start[i] + k);
+}
+
+/* The payload of a stored tile. */
+static void write_tile(const tile_out *o, const tile_view *v, const tile_choice *ch, int64_t s0, uint8_t *idx)
+{
+    const int32_t *col = o->A->col_idx;
+    const int rows = v->rowlen, cols = v->collen;
+    int32_t pos_of[TD][TD]; /* CSR position of (row, col) in the tile, -1 for none (dense payloads) */
+    if (ch->fmt >= SPMVPORT_TILE_DENSE) {
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) pos_of[i][j] = -1;
+            for (int k = 0; k < v->cnt[i]; k++) pos_of[i][col[v->start[i] + k] - v->tc * TD] = v->start[i] + k;
+        }
+    }
+    switch (ch->fmt) {
+    case SPMVPORT_TILE_CSR: {
+        int p = 0;
+        for (int i = 0; i < rows; i++) {
+            idx[i] = (uint8_t)p; /* <= 15 * 16 = 240: a byte holds every row start but the end */
+            for (int k = 0; k < v->cnt[i]; k++, p++) {
+                put_slot(o, s0 + p, v->start[i] + k);
+                put_nibble(idx + rows, p, col[v->start[i] + k] - v->tc * TD);
+            }
+        }
+        break;
+    }
+    case SPMVPORT_TILE_COO: write_coo_rows(o, v, 0, s0, idx); break;
+    case SPMVPORT_TILE_ELL: write_ell(o, v, ch->width, s0, idx); break;
+    case SPMVPORT_TILE_HYB: {
+        const int w = ch->width;
+        const int64_t ell_slots = (int64_t)rows * w;
+        write_ell(o, v, w, s0, idx);
+        if (ch->deferred == 0) write_coo_rows(o, v, w, s0 + ell_slots, idx + 1 + (ell_slots + 1) / 2);
+        break;
+    }
+    case SPMVPORT_TILE_DENSE:
+        for (int j = 0; j < cols; j++)
+            for (int i = 0; i < rows; i++) put_slot(o, s0 + (int64_t)j * rows + i, pos_of[i][j]);
+        break;
+    case SPMVPORT_TILE_DENSE_ROW: {
+        const int nd = popcount16(ch->row_mask);
+        idx[0] = (uint8_t)(ch->row_mask & 255);
+        idx[1] = (uint8_t)(ch->row_mask >> 8);
+        for (int j = 0; j < cols; j++)
+            for (int i = 0, d = 0; i < rows; i++)
+                if (ch->row_mask >> i & 1) put_slot(o, s0 + (int64_t)j * nd + d++, pos_of[i][j]);
+        break;
+    }
+    default: /* DENSE_COL */
+        idx[0] = (uint8_t)(ch->col_mask & 255);
+        idx[1] = (uint8_t)(ch->col_mask >> 8);
+        for (int j = 0, q = 0; j < cols; j++) {
+            if (!(ch->col_mask >> j & 1)) continue;
+            for (int i = 0; i < rows; i++) put_slot(o, s0 + (int64_t)q * rows + i, pos_of[i][j]);
+            q++;
+        }
+        break;
+    }
+}
+
+/* Write tile row tr: its tiles start at tile t0, value slot s0, index byte b0; deferred rows at def_ptr.
+ * The stored tiles are grouped by format (formats in code order, columns in order within a format), so the
+ * lane groups of a warp, which take consecutive tiles, mostly run the same format at once; `formats` is the
+ * tile row's set of stored formats from pass 1. The deferred entries are appended in column order first. */
+static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, int64_t t0, int64_t s0, int64_t b0,
+                           const int32_t *def_ptr, unsigned formats)
+{
+    tile_cursor cur;
+    tile_view v;
+    tile_choice ch;
+    if (def_ptr != NULL) {
+        int32_t def_cursor[TD] = {0};
+        cursor_init(&cur, o->A, tr);
+        for (int i = 0; i < cur.rowlen; i++) def_cursor[i] = def_ptr[(int64_t)tr * TD + i];
+        while (cursor_next(&cur, &v)) {
+            choose(&v, o->A->col_idx, cfg, &ch);
+            if (ch.deferred > 0) write_deferred(o, &v, &ch, def_cursor);
+        }
+    }
+    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
+        if (!(formats >> f & 1)) continue;
+        cursor_init(&cur, o->A, tr);
+        while (cursor_next(&cur, &v)) {
+            choose(&v, o->A->col_idx, cfg, &ch);
+            if (!ch.stored || ch.fmt != f) continue;
+            o->tile_col[t0] = v.tc;
+            o->fmt[t0] = (uint8_t)ch.fmt;
+            o->off[2 * t0] = (int32_t)s0;
+            o->off[2 * t0 + 1] = (int32_t)b0;
+            t0++;
+            write_tile(o, &v, &ch, s0, o->idx + b0);
+            s0 += ch.slots;
+            b0 += ch.idx_bytes;
+        }
+    }
+}
+
+/* ==============================================================================================================
+ * Checks, tasks, the deferred part's csr_lb split
+ * ============================================================================================================ */
+
+/* The matrix object is validated at creation; check again what the walk relies on (cheap next to the build). */
+static spmv_status_t check_matrix(const spmv_matrix_t *A, char *msg, size_t msglen)
+{
+    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && A->col_idx == NULL) ||
+        (A->nnz > 0 && A->values == NULL) || A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
+        spmvport_msg(msg, msglen, "tile: inconsistent matrix (m=%d, n=%d, nnz=%d)", A->m, A->n, A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    int32_t bad = -1;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) reduction(max : bad)
+#endif
+    for (int32_t r = 0; r < A->m; r++) {
+        int32_t b = A->row_ptr[r], e = A->row_ptr[r + 1];
+        int ok = b <= e && b >= 0 && e <= A->nnz;
+        for (int32_t k = b; ok && k < e; k++)
+            ok = A->col_idx[k] >= 0 && A->col_idx[k] < A->n && (k == b || A->col_idx[k] > A->col_idx[k - 1]);
+        if (!ok && r > bad) bad = r;
+    }
+    if (bad >= 0) {
+        spmvport_msg(msg, msglen, "tile: row %d has a bad row pointer or unsorted / out-of-range columns", bad);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
+static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size, char *msg, size_t msglen)
+{
+    if (warp_size != 32 && warp_size != 64) {
+        spmvport_msg(msg, msglen, "tile: warp size %d; the tile kernels take 32 or 64", warp_size);
+        return SPMV_STATUS_NOT_SUPPORTED;
+    }
+    if (opt->tile_variant != 0 && opt->tile_variant != 1) {
+        spmvport_msg(msg, msglen, "tile: options.tile_variant = %d; expected 0 (ADPT) or 1 (all CSR)",
+                     opt->tile_variant);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_deferred_coo < -1 || opt->tile_deferred_coo > 1) {
+        spmvport_msg(msg, msglen, "tile: options.tile_deferred_coo = %d; expected -1 (off), 0 (auto) or 1 (on)",
+                     opt->tile_deferred_coo);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_deferred_threshold < 0) {
+        spmvport_msg(msg, msglen, "tile: options.tile_deferred_threshold = %d; expected >= 0",
+                     opt->tile_deferred_threshold);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_balance < 0 || opt->tile_balance > TILE_MAX_BALANCE) {
+        spmvport_msg(msg, msglen, "tile: options.tile_balance = %d; expected 0 (8) .. %d", opt->tile_balance,
+                     TILE_MAX_BALANCE);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y). */
+static int64_t tasks_of(int64_t k, int64_t balance) { return k <= balance ? 1 : (k + balance - 1) / balance; }
+
+static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, int32_t tile_rows, int64_t balance)
+{
+    int64_t w = 0, s = 0, carry = 0;
+    for (int32_t tr = 0; tr < tile_rows; tr++) {
+        const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance);
+        if (nt > 1) {
+            split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tr;
+            split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
+            s++;
+        }
+        for (int64_t j = 0; j < nt; j++, w++) { /* even shares: each <= ceil(k / nt) <= balance */
+            task[3 * w + SPMVPORT_TILE_TASK_FIRST] = (int32_t)(first + k * j / nt);
+            task[3 * w + SPMVPORT_TILE_TASK_ROW] = tr;
+            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = nt > 1 ? (int32_t)carry++ : -1;
+        }
+    }
+    task[3 * w + SPMVPORT_TILE_TASK_FIRST] = tile_ptr[tile_rows];
+    task[3 * w + SPMVPORT_TILE_TASK_ROW] = tile_rows;
+    task[3 * w + SPMVPORT_TILE_TASK_CARRY] = -1;
+    split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tile_rows;
+    split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
+}
+
+/* First row r with ptr[r] >= target (m if none). */
+static int32_t first_row_at_or_after(const int32_t *ptr, int32_t m, int64_t target)
+{
+    int32_t lo = 0, hi = m;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (ptr[mid] >= target) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* ==============================================================================================================
+ * The builder
+ * ============================================================================================================ */
+
+typedef struct {
+    int64_t tile_rows, tiles, slots, bytes, tasks, splits, carries, def_nnz, def_warps, def_chunk;
+    int64_t hist_tiles[SPMVPORT_TILE_NFORMATS], hist_nnz[SPMVPORT_TILE_NFORMATS];
+} tile_sizes;
+
+static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
+{
+    size_t index_bytes = 0; /* every array but values and per-call scratch */
+    for (int a = 0; a < fd->narrays; a++)
+        if (!fd->arrays[a].is_values && a != SPMVPORT_TILE_A_CARRY && a != SPMVPORT_TILE_A_DEF_CARRY_VAL &&
+            a != SPMVPORT_TILE_A_DEF_CARRY_ROW)
+            index_bytes += fd->arrays[a].bytes;
+    const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
+    char *s = fd->stats;
+    size_t cap = sizeof fd->stats, len;
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;split_rows=%lld;"
+                 "deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;value_slots_per_nnz=%.3f",
+                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance, (long long)z->tiles,
+                 (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
+                 (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
+    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
+        len = strlen(s);
+        spmvport_msg(s + len, cap - len, ";%s_tiles=%lld;%s_nnz=%lld", tile_format_names[f],
+                     (long long)z->hist_tiles[f], tile_format_names[f], (long long)z->hist_nnz[f]);
+    }
+}
+
+/* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
+static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int64_t balance, tile_sizes *z,
+                               int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
+                               int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
+{
+    const int32_t tile_rows = (int32_t)z->tile_rows;
+    int64_t ht[SPMVPORT_TILE_NFORMATS] = {0}, hn[SPMVPORT_TILE_NFORMATS] = {0};
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : ht[:SPMVPORT_TILE_NFORMATS], hn[:SPMVPORT_TILE_NFORMATS])
+#endif
+    for (int32_t tr = 0; tr < tile_rows; tr++) {
+        row_count rc;
+        count_tile_row(A, tr, cfg, &rc, def_ptr ? def_ptr + 1 : NULL, ht, hn);
+        row_tiles[tr] = rc.tiles;
+        row_slots[tr] = rc.slots;
+        row_bytes[tr] = rc.bytes;
+        row_formats[tr] = (uint8_t)rc.formats;
+    }
+    memcpy(z->hist_tiles, ht, sizeof ht);
+    memcpy(z->hist_nnz, hn, sizeof hn);
+    int64_t t = 0, s = 0, b = 0, tasks = 0, splits = 0, carries = 0;
+    for (int32_t tr = 0; tr < tile_rows; tr++) {
+        int64_t k = row_tiles[tr], sl = row_slots[tr], by = row_bytes[tr], nt = tasks_of(k, balance);
+        tile_ptr[tr] = (int32_t)t; /* checked below: t only grows */
+        row_slots[tr] = s;
+        row_bytes[tr] = b;
+        t += k, s += sl, b += by, tasks += nt;
+        if (nt > 1) splits++, carries += nt;
+        if (t > INT32_MAX || s > INT32_MAX || b > INT32_MAX) {
+            spmvport_msg(msg, msglen, "tile: %s of the tiled part exceed the 32-bit offsets at tile row %d",
+                         t > INT32_MAX ? "tiles" : s > INT32_MAX ? "value slots" : "index bytes", tr);
+            return SPMV_STATUS_OVERFLOW;
+        }
+    }
+    tile_ptr[tile_rows] = (int32_t)t;
+    z->tiles = t, z->slots = s, z->bytes = b, z->tasks = tasks, z->splits = splits, z->carries = carries;
+    if (tasks + 1 > INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || carries > INT32_MAX / TD) {
+        spmvport_msg(msg, msglen, "tile: %lld warp tasks (%lld carry slots) exceed the 32-bit indices",
+                     (long long)tasks, (long long)carries);
+        return SPMV_STATUS_OVERFLOW;
+    }
+    if (def_ptr != NULL) {
+        int64_t d = 0;
+        for (int32_t r = 0; r < A->m; r++) d += def_ptr[r + 1], def_ptr[r + 1] = (int32_t)d; /* d <= nnz */
+        z->def_nnz = d;
+    }
+    if (s + z->def_nnz > INT32_MAX) { /* the value map and the plan's value slots stay within int32 */
+        spmvport_msg(msg, msglen, "tile: %lld value slots exceed the 32-bit range", (long long)(s + z->def_nnz));
+        return SPMV_STATUS_OVERFLOW;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* Add an array of count elements of size bytes each (zeroed when zero is set); NULL data frees nothing. */
+static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t count, size_t size, int zero,
+                         int is_values)
+{
+    void *p = zero ? spmvport_calloc_array((size_t)count, size) : spmvport_malloc_array((size_t)count, size);
+    return spmvport_format_add_array(fd, name, p, (size_t)count * size, is_values);
+}
 
 spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
-                                 const spmv_plan_options_t *opt, char *msg, size_t msglen)
+                                  const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    (void)fd; (void)A; (void)dev; (void)opt;
-    spmvport_msg(msg, msglen, "format tile is not implemented in this version of libspmvport");
-    return SPMV_STATUS_NOT_SUPPORTED;
+    (void)dev; /* the kernels' shared memory is a fixed 8 x 16 values per warp: no device figure matters */
+    spmv_status_t st = check_options(opt, fd->warp_size, msg, msglen);
+    if (st == SPMV_STATUS_SUCCESS) st = check_matrix(A, msg, msglen);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+
+    const int64_t balance = opt->tile_balance > 0 ? opt->tile_balance : TILE_DEFAULT_BALANCE;
+    const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
+                                                               : TILE_DEFAULT_DEFERRED_THRESHOLD;
+    tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision)};
+    cfg.deferred = opt->tile_deferred_coo == 1 || (opt->tile_deferred_coo == 0 && A->nnz > threshold);
+    tile_sizes z;
+    memset(&z, 0, sizeof z);
+    z.tile_rows = ((int64_t)A->m + TD - 1) / TD;
+
+    /* scratch: per tile row slot and byte offsets and tile counts; the deferred row pointer */
+    int64_t *rows3 = spmvport_malloc_array(3 * ((size_t)z.tile_rows + 1), sizeof(int64_t));
+    int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
+    int32_t *def_ptr = cfg.deferred ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
+    uint8_t *row_formats = spmvport_malloc_array((size_t)z.tile_rows + 1, 1);
+    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (cfg.deferred && def_ptr == NULL)) {
+        free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
+        spmvport_msg(msg, msglen, "tile: out of host memory for %lld tile rows", (long long)z.tile_rows);
+        return SPMV_STATUS_OUT_OF_MEMORY;
+    }
+    int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
+    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
+                   msglen);
+    if (st != SPMV_STATUS_SUCCESS) {
+        free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
+        return st;
+    }
+    if (z.def_nnz == 0) { /* deferred on, nothing to defer: no deferred part */
+        free(def_ptr);
+        def_ptr = NULL;
+    } else {
+        z.def_chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : 8 * (int64_t)fd->warp_size;
+        z.def_warps = (z.def_nnz + z.def_chunk - 1) / z.def_chunk;
+    }
+
+    /* the arrays, in slot order (format_tile.h); add_array owns each buffer from here on */
+    const size_t vs = (size_t)cfg.vs;
+    const int64_t def_rows = def_ptr ? (int64_t)A->m + 1 : 0;
+    st = spmvport_format_add_array(fd, "tile_ptr", tile_ptr, ((size_t)z.tile_rows + 1) * sizeof(int32_t), 0);
+    tile_ptr = NULL;
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_col", z.tiles, sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_fmt", z.tiles, 1, 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_off", 2 * (z.tiles + 1), sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_idx", z.bytes, 1, 1, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_val", z.slots, vs, 0, 1);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = add(fd, "tile_task", SPMVPORT_TILE_TASK_FIELDS * (z.tasks + 1), sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = add(fd, "tile_split", SPMVPORT_TILE_SPLIT_FIELDS * (z.splits + 1), sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "tile_carry", TD * z.carries, vs, 1, 0);
+    if (st == SPMV_STATUS_SUCCESS) {
+        st = spmvport_format_add_array(fd, "def_ptr", def_ptr ? def_ptr : malloc(1), (size_t)def_rows * sizeof(int32_t),
+                                       0);
+        def_ptr = NULL;
+    }
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_col", z.def_nnz, sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_val", z.def_nnz, vs, 0, 1);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = add(fd, "def_warp_row", z.def_warps ? z.def_warps + 1 : 0, sizeof(int32_t), 0, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_carry_val", z.def_warps, vs, 1, 0);
+    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_carry_row", z.def_warps, sizeof(int32_t), 1, 0);
+    if (st == SPMV_STATUS_SUCCESS) {
+        fd->value_slots = z.slots + z.def_nnz;
+        fd->value_map = spmvport_malloc_array((size_t)fd->value_slots, sizeof(int32_t));
+        if (fd->value_map == NULL) st = SPMV_STATUS_OUT_OF_MEMORY;
+    }
+    free(def_ptr);
+    if (st != SPMV_STATUS_SUCCESS) {
+        free(tile_ptr), free(rows3), free(row_formats);
+        spmvport_msg(msg, msglen, "tile: out of host memory for %lld tiles, %lld value slots, %lld index bytes",
+                     (long long)z.tiles, (long long)z.slots, (long long)z.bytes);
+        return st == SPMV_STATUS_INTERNAL_ERROR ? st : SPMV_STATUS_OUT_OF_MEMORY;
+    }
+
+    /* pass 2: payloads */
+    spmvport_array *arr = fd->arrays;
+    const int32_t *ptr = arr[SPMVPORT_TILE_A_PTR].data;
+    tile_out o = {A, arr[SPMVPORT_TILE_A_COL].data, arr[SPMVPORT_TILE_A_OFF].data, arr[SPMVPORT_TILE_A_FMT].data,
+                  arr[SPMVPORT_TILE_A_IDX].data, arr[SPMVPORT_TILE_A_VAL].data, fd->value_map,
+                  arr[SPMVPORT_TILE_A_DEF_COL].data, arr[SPMVPORT_TILE_A_DEF_VAL].data, fd->value_map + z.slots};
+    const int32_t *dptr = z.def_nnz > 0 ? arr[SPMVPORT_TILE_A_DEF_PTR].data : NULL;
+    const int32_t tile_rows = (int32_t)z.tile_rows;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 64)
+#endif
+    for (int32_t tr = 0; tr < tile_rows; tr++)
+        write_tile_row(&o, tr, &cfg, ptr[tr], row_slots[tr], row_bytes[tr], dptr, row_formats[tr]);
+    o.off[2 * z.tiles] = (int32_t)z.slots;
+    o.off[2 * z.tiles + 1] = (int32_t)z.bytes;
+    free(rows3);
+    free(row_formats);
+
+    /* tasks, splits, and the deferred part's chunk rows */
+    fill_tasks(arr[SPMVPORT_TILE_A_TASK].data, arr[SPMVPORT_TILE_A_SPLIT].data, ptr, tile_rows, balance);
+    if (z.def_warps > 0) {
+        int32_t *warp_row = arr[SPMVPORT_TILE_A_DEF_WARP_ROW].data;
+        warp_row[0] = 0;
+        for (int64_t w = 1; w < z.def_warps; w++) warp_row[w] = first_row_at_or_after(dptr, A->m, w * z.def_chunk);
+        warp_row[z.def_warps] = A->m;
+    }
+
+    int64_t *p = fd->params;
+    p[SPMVPORT_TILE_P_TILE_ROWS] = z.tile_rows;
+    p[SPMVPORT_TILE_P_TILES] = z.tiles;
+    p[SPMVPORT_TILE_P_TASKS] = z.tasks;
+    p[SPMVPORT_TILE_P_SPLITS] = z.splits;
+    p[SPMVPORT_TILE_P_CARRIES] = z.carries;
+    p[SPMVPORT_TILE_P_DEF_NNZ] = z.def_nnz;
+    p[SPMVPORT_TILE_P_DEF_WARPS] = z.def_warps;
+    p[SPMVPORT_TILE_P_DEF_CHUNK] = z.def_chunk;
+    p[SPMVPORT_TILE_P_VARIANT] = cfg.variant;
+    p[SPMVPORT_TILE_P_BALANCE] = balance;
+    p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;
+    fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
+    write_stats(fd, &cfg, &z, balance);
+    return SPMV_STATUS_SUCCESS;
 }

@@ -1,9 +1,203 @@
 /*
- * tile_executor.c -- CPU executor of format tile (placeholder: the builder refuses every matrix until it lands).
+ * tile_executor.c -- CPU executor of TileSpMV (format `tile`), walking the arrays exactly as
+ * src/common/device/tile_kernels.h does (see format_tile.h for the payloads, docs/formats/tile.md for the design).
+ *
+ * One warp of W lanes per task (at most tbalance tiles of one tile row). The lanes form G = W / 16 groups of 16
+ * (2 on W = 32, 4 on W = 64): lane l works for tile row r = l % 16 in group g = l / 16, and group g takes the
+ * task's tiles g, g + G, ... (G tiles in work at once). Per tile, the 16 entries of x are staged (shared memory
+ * on the GPU), then lane r of the tile's group adds row r's entries of the tile, in order:
+ *   CSR        entries start .. end of row r
+ *   COO        the tile's entries whose row nibble is r (a lane scans them all, as on the GPU)
+ *   ELL        slots k*rowlen + r for k < w (zero padding skipped)
+ *   HYB        the ELL part, then the tail as COO
+ *   DENSE      slots c*rowlen + r for c < collen (zeros skipped)
+ *   DENSE_ROW  when row r is full: slots c*nd + rank(r)
+ *   DENSE_COL  full columns c: slot rank(c)*rowlen + r
+ * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
+ * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
+ * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
+ * the csr_lb traversal with beta = 1. Everything accumulates in the matrix's precision; beta == 0 never reads y.
  */
+#include <string.h>
+
+#include "../common/format_tile.h"
 #include "cpu_ref.h"
+
+#define TD SPMVPORT_TILE_DIM
+#define MAX_WARP 64
+
+static inline int nibble(const uint8_t *p, int k) { return (p[k >> 1] >> ((k & 1) * 4)) & 15; }
+
+static inline int popcount16(unsigned v)
+{
+    int c = 0;
+    for (; v != 0; v &= v - 1) c++;
+    return c;
+}
+
+#define DEFINE_TILE_EXECUTOR(REAL, SUFFIX)                                                                       \
+    static inline REAL store_##SUFFIX(REAL alpha, REAL sum, REAL beta, const REAL *y)                          \
+    {                                                                                                        \
+        return beta == (REAL)0 ? alpha * sum : alpha * sum + beta * *y;                                      \
+    }                                                                                                        \
+                                                                                                             \
+    /* COO entries [0, cnt): entry j goes to the lane of its row. */                                     \
+    static void coo_##SUFFIX(REAL *acc, const uint8_t *idx, const REAL *val, int cnt, const REAL *xs)         \
+    {                                                                                                        \
+        for (int j = 0; j < cnt; j++) acc[idx[j] >> 4] += val[j] * xs[idx[j] & 15];                         \
+    }                                                                                                        \
+                                                                                                             \
+    /* ELL slots k*rowlen + r: lane r, k in order; zero padding skipped. */                                 \
+    static void ell_##SUFFIX(REAL *acc, const uint8_t *nib, const REAL *val, int w, int rowlen, const REAL *xs) \
+    {                                                                                                        \
+        for (int k = 0; k < w; k++)                                                                          \
+            for (int r = 0; r < rowlen; r++) {                                                               \
+                const int s = k * rowlen + r;                                                                \
+                const REAL v = val[s];                                                                       \
+                if (v != (REAL)0) acc[r] += v * xs[nibble(nib, s)];                                          \
+            }                                                                                                \
+    }                                                                                                        \
+                                                                                                             \
+    /* One tile's contribution to its group's 16 lanes: lane r adds row r's entries in the kernel's order    \
+     * (the loops below visit each row's entries in that order; rows are independent). */                   \
+    static void tile_##SUFFIX(REAL *acc, int fmt, const uint8_t *idx, const REAL *val, int nv, int rowlen,    \
+                              int collen, const REAL *xs)                                                    \
+    {                                                                                                        \
+        switch (fmt) {                                                                                       \
+        case SPMVPORT_TILE_CSR:                                                                              \
+            for (int r = 0; r < rowlen; r++) {                                                               \
+                const int end = r + 1 < rowlen ? idx[r + 1] : nv;                                            \
+                for (int k = idx[r]; k < end; k++) acc[r] += val[k] * xs[nibble(idx + rowlen, k)];           \
+            }                                                                                                \
+            break;                                                                                           \
+        case SPMVPORT_TILE_COO: coo_##SUFFIX(acc, idx, val, nv, xs); break;                                  \
+        case SPMVPORT_TILE_ELL: ell_##SUFFIX(acc, idx + 1, val, idx[0], rowlen, xs); break;                  \
+        case SPMVPORT_TILE_HYB: {                                                                            \
+            const int w = idx[0], ell = w * rowlen;                                                          \
+            ell_##SUFFIX(acc, idx + 1, val, w, rowlen, xs);                                                  \
+            coo_##SUFFIX(acc, idx + 1 + (ell + 1) / 2, val + ell, nv - ell, xs);                             \
+            break;                                                                                           \
+        }                                                                                                    \
+        case SPMVPORT_TILE_DENSE: /* zeros skipped */                                                        \
+            for (int c = 0; c < collen; c++)                                                                 \
+                for (int r = 0; r < rowlen; r++) {                                                           \
+                    const REAL v = val[c * rowlen + r];                                                      \
+                    if (v != (REAL)0) acc[r] += v * xs[c];                                                   \
+                }                                                                                            \
+            break;                                                                                           \
+        case SPMVPORT_TILE_DENSE_ROW: {                                                                      \
+            const unsigned mask = idx[0] | (unsigned)idx[1] << 8;                                            \
+            const int nd = popcount16(mask);                                                                 \
+            for (int c = 0; c < collen; c++)                                                                 \
+                for (int r = 0, d = 0; r < rowlen; r++)                                                      \
+                    if (mask >> r & 1) acc[r] += val[c * nd + d++] * xs[c];                                  \
+            break;                                                                                           \
+        }                                                                                                    \
+        default: { /* DENSE_COL */                                                                           \
+            const unsigned mask = idx[0] | (unsigned)idx[1] << 8;                                            \
+            for (int c = 0, q = 0; c < collen; c++) {                                                        \
+                if (!(mask >> c & 1)) continue;                                                              \
+                for (int r = 0; r < rowlen; r++) acc[r] += val[q * rowlen + r] * xs[c];                      \
+                q++;                                                                                         \
+            }                                                                                                \
+            break;                                                                                           \
+        }                                                                                                    \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* One warp task: its tiles, the butterfly, and the row writes (or carries). */                         \
+    static void task_##SUFFIX(const spmvport_format_data *fd, int64_t w, REAL alpha, const REAL *x, REAL beta, \
+                              REAL *y)                                                                       \
+    {                                                                                                        \
+        const int W = fd->warp_size;                                                                         \
+        const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data;                                         \
+        const int32_t *tcol = fd->arrays[SPMVPORT_TILE_A_COL].data;                                          \
+        const uint8_t *tfmt = fd->arrays[SPMVPORT_TILE_A_FMT].data;                                          \
+        const int32_t *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;                                           \
+        const uint8_t *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;                                           \
+        const REAL *val = fd->arrays[SPMVPORT_TILE_A_VAL].data;                                              \
+        REAL *carry = fd->arrays[SPMVPORT_TILE_A_CARRY].data;                                                \
+        const int32_t *rec = task + SPMVPORT_TILE_TASK_FIELDS * w;                                           \
+        const int32_t first = rec[SPMVPORT_TILE_TASK_FIRST];                                                 \
+        const int32_t last = rec[SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST];                      \
+        const int32_t tr = rec[SPMVPORT_TILE_TASK_ROW], slot = rec[SPMVPORT_TILE_TASK_CARRY];                \
+        const int64_t r0 = (int64_t)tr * TD;                                                                 \
+        const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
+        REAL acc[MAX_WARP], xs[TD];                                                                          \
+        for (int l = 0; l < MAX_WARP; l++) acc[l] = 0;                                                       \
+        for (int32_t t = first; t < last; t++) {                                                             \
+            const int64_t c0 = (int64_t)tcol[t] * TD;                                                        \
+            const int collen = fd->n - c0 < TD ? (int)(fd->n - c0) : TD;                                     \
+            for (int c = 0; c < collen; c++) xs[c] = x[c0 + c]; /* the staged slice of x */                  \
+            REAL *group = acc + ((t - first) % (W / TD)) * TD; /* group g takes tiles g, g + G, ... */       \
+            tile_##SUFFIX(group, tfmt[t], idx + off[2 * t + 1], val + off[2 * t], off[2 * t + 2] - off[2 * t], \
+                          rowlen, collen, xs);                                                               \
+        }                                                                                                    \
+        for (int sh = TD; sh < W; sh *= 2) { /* shuffle-xor butterfly: every lane gets acc[l] + acc[l ^ sh] */ \
+            REAL next[MAX_WARP];                                                                             \
+            for (int l = 0; l < W; l++) next[l] = acc[l] + acc[l ^ sh];                                      \
+            memcpy(acc, next, sizeof(REAL) * (size_t)W);                                                     \
+        }                                                                                                    \
+        for (int r = 0; r < rowlen; r++) {                                                                   \
+            if (slot >= 0) carry[(int64_t)slot * TD + r] = acc[r];                                           \
+            else y[r0 + r] = store_##SUFFIX(alpha, acc[r], beta, y + r0 + r);                                \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    static void run_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)   \
+    {                                                                                                        \
+        const int64_t tasks = fd->params[SPMVPORT_TILE_P_TASKS];                                             \
+        _Pragma("omp parallel for schedule(dynamic, 16)")                                                    \
+        for (int64_t w = 0; w < tasks; w++) task_##SUFFIX(fd, w, alpha, x, beta, y);                         \
+        /* fix-up of split tile rows: carries of each row added in task order */                            \
+        const int32_t *split = fd->arrays[SPMVPORT_TILE_A_SPLIT].data;                                       \
+        const REAL *carry = fd->arrays[SPMVPORT_TILE_A_CARRY].data;                                          \
+        const int64_t splits = fd->params[SPMVPORT_TILE_P_SPLITS];                                           \
+        _Pragma("omp parallel for schedule(static)")                                                         \
+        for (int64_t s = 0; s < splits; s++) {                                                               \
+            const int32_t *rec = split + SPMVPORT_TILE_SPLIT_FIELDS * s;                                     \
+            const int64_t r0 = (int64_t)rec[SPMVPORT_TILE_SPLIT_ROW] * TD;                                   \
+            const int32_t c0 = rec[SPMVPORT_TILE_SPLIT_CARRY];                                               \
+            const int32_t c1 = rec[SPMVPORT_TILE_SPLIT_FIELDS + SPMVPORT_TILE_SPLIT_CARRY];                  \
+            const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                     \
+            for (int r = 0; r < rowlen; r++) {                                                               \
+                REAL sum = 0;                                                                                \
+                for (int32_t c = c0; c < c1; c++) sum += carry[(int64_t)c * TD + r];                         \
+                y[r0 + r] = store_##SUFFIX(alpha, sum, beta, y + r0 + r);                                    \
+            }                                                                                                \
+        }                                                                                                    \
+    }
+
+DEFINE_TILE_EXECUTOR(float, f32)
+DEFINE_TILE_EXECUTOR(double, f64)
+
+/* The deferred part is csr_lb's data under other array slots: run csr_lb's own traversal on a view of it,
+ * adding to the y the tiled part wrote (beta = 1). */
+static void run_deferred(const spmvport_format_data *fd, double alpha, const void *x, void *y)
+{
+    spmvport_format_data view;
+    memset(&view, 0, sizeof view);
+    view.format = SPMV_FORMAT_CSR_LB;
+    view.precision = fd->precision;
+    view.m = fd->m;
+    view.n = fd->n;
+    view.nnz = (int32_t)fd->params[SPMVPORT_TILE_P_DEF_NNZ];
+    view.warp_size = fd->warp_size;
+    view.narrays = 6;
+    view.arrays[SPMVPORT_CSR_ROW_PTR] = fd->arrays[SPMVPORT_TILE_A_DEF_PTR];
+    view.arrays[SPMVPORT_CSR_COL_IDX] = fd->arrays[SPMVPORT_TILE_A_DEF_COL];
+    view.arrays[SPMVPORT_CSR_VALUES] = fd->arrays[SPMVPORT_TILE_A_DEF_VAL];
+    view.arrays[SPMVPORT_CSR_LB_WARP_ROW] = fd->arrays[SPMVPORT_TILE_A_DEF_WARP_ROW];
+    view.arrays[SPMVPORT_CSR_LB_WARP_ROW + 1] = fd->arrays[SPMVPORT_TILE_A_DEF_CARRY_VAL];
+    view.arrays[SPMVPORT_CSR_LB_WARP_ROW + 2] = fd->arrays[SPMVPORT_TILE_A_DEF_CARRY_ROW];
+    view.params[SPMVPORT_P_NNZ_PER_WARP] = fd->params[SPMVPORT_TILE_P_DEF_CHUNK];
+    view.params[SPMVPORT_P_NWARPS] = fd->params[SPMVPORT_TILE_P_DEF_WARPS];
+    spmvport_cpu_csr_lb(&view, alpha, x, 1.0, y);
+}
 
 void spmvport_cpu_tile(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y)
 {
-    (void)fd; (void)alpha; (void)x; (void)beta; (void)y;
+    if (fd->precision == SPMV_F32) run_f32(fd, (float)alpha, x, (float)beta, y);
+    else run_f64(fd, alpha, x, beta, y);
+    if (fd->params[SPMVPORT_TILE_P_DEF_NNZ] > 0) run_deferred(fd, alpha, x, y);
 }

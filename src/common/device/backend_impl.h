@@ -26,6 +26,7 @@
 #include "amf_csr_kernels.h"
 #include "hbp_kernels.h"
 #include "teb_kernels.h"
+#include "tile_kernels.h"
 
 namespace {
 
@@ -215,7 +216,8 @@ spmv_status_t gpu_sync(void *state, char *msg, size_t msglen)
 bool has_kernels(spmv_format_t f)
 {
     return f == SPMV_FORMAT_CSR_SCALAR || f == SPMV_FORMAT_CSR_VECTOR || f == SPMV_FORMAT_CSR_LB ||
-           f == SPMV_FORMAT_VENDOR || f == SPMV_FORMAT_AMF_CSR || f == SPMV_FORMAT_HBP || f == SPMV_FORMAT_TEB;
+           f == SPMV_FORMAT_VENDOR || f == SPMV_FORMAT_AMF_CSR || f == SPMV_FORMAT_HBP || f == SPMV_FORMAT_TEB ||
+           f == SPMV_FORMAT_TILE;
 }
 
 /* What the CSR kernels rely on in the builder's layout; NULL when fd is usable on a device of this warp size. */
@@ -248,6 +250,7 @@ const char *layout_problem(const spmvport_format_data *fd, int warp)
     case SPMV_FORMAT_AMF_CSR: return amf_csr_layout_problem(fd, warp);
     case SPMV_FORMAT_HBP: return hbp_layout_problem(fd, warp);
     case SPMV_FORMAT_TEB: return teb_layout_problem(fd, warp);
+    case SPMV_FORMAT_TILE: return tile_layout_problem(fd, warp);
     default: return "no kernels";
     }
 }
@@ -407,6 +410,7 @@ void launch_format(const gpu_plan *p, double alpha, const void *x, double beta, 
     case SPMV_FORMAT_AMF_CSR: launch_amf_csr<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_HBP: launch_hbp<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_TEB: launch_teb<W, T>(p, alpha, x, beta, y, s); break;
+    case SPMV_FORMAT_TILE: launch_tile<W, T>(p, alpha, x, beta, y, s); break;
     default: launch_csr<W, T>(p, alpha, x, beta, y, s); break; /* csr_*, and vendor plans of empty shapes */
     }
 }

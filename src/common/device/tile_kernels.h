@@ -1,0 +1,281 @@
+/*
+ * tile_kernels.h -- TileSpMV (format `tile`) kernels, written once for CUDA and HIP, every warp size W and
+ * precision T. Layout: src/common/format_tile.h and docs/formats/tile.md. They walk the arrays as
+ * src/cpu_ref/tile_executor.c does:
+ *
+ *   tile_kernel        one warp per task (at most tbalance tiles of one tile row). The warp's lanes form
+ *                      G = W / 16 groups of 16 (2 on W = 32, 4 on W = 64); lane l works for row r = l % 16 of
+ *                      the tile row in group g = l / 16, and group g takes the task's tiles g, g + G, ..., so G
+ *                      tiles are in work at once and one lane walks one tile row. The tiles go in batches of
+ *                      tile_batch: lane j loads tile j's metadata, the warp stages the batch's 16-entry slices of
+ *                      x in shared memory (one round trip each), then each group takes its tiles (metadata
+ *                      shuffled from lane j) and each lane adds row r's entries of the tile, in order, whatever
+ *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and
+ *                      l ^ 32 on W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the
+ *                      task's carry slot when its tile row is split over several tasks.
+ *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
+ *                      alpha*sum + beta*y. No atomics: the result is deterministic.
+ *   deferred COO       csr_lb_kernel (csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
+ *                      its fix-up. Its carries are plan arrays written on every call.
+ * With beta == 0, y is never read. Nothing is allocated and no counter survives a call. Everything has internal
+ * linkage (anonymous namespace).
+ */
+#ifndef SPMVPORT_DEVICE_TILE_KERNELS_H
+#define SPMVPORT_DEVICE_TILE_KERNELS_H
+
+#include "backend.h"
+#include "csr_kernels.h"
+#include "format_tile.h"
+#include "port.h"
+
+namespace {
+
+constexpr int tile_block = 256;              /* threads per block: a multiple of every W */
+constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
+constexpr int tile_batch = 8;                /* tiles whose metadata and x slices a warp fetches together */
+
+template <typename T>
+PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
+{
+    return beta == T(0) ? alpha * sum : alpha * sum + beta * *y;
+}
+
+/* In-tile index k of a nibble array (two per byte, low nibble first). */
+PORT_DEVICE int tile_nibble(const unsigned char *__restrict__ p, int k)
+{
+    return (port_ldg(p + (k >> 1)) >> ((k & 1) * 4)) & 15;
+}
+
+/* Rank of bit b in a 16-bit mask: the set bits below it. */
+PORT_DEVICE int tile_rank(unsigned mask, int b) { return port_popc((port_lane_mask_t)(mask & ((1u << b) - 1u))); }
+
+/* COO entries [0, cnt) (a COO tile, or a HYB tail): lane r adds those whose row nibble is r, in order. */
+template <typename T>
+PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int cnt,
+                          const T *xs, int r)
+{
+    for (int j = 0; j < cnt; j++) {
+        const int b = port_ldg(idx + j);
+        const T v = port_ldg(val + j); /* loaded with the index: no dependent load */
+        if ((b >> 4) == r) acc += v * xs[b & 15];
+    }
+}
+
+/* ELL slots k*rowlen + r for k < w; zero padding skipped. */
+template <typename T>
+PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int w,
+                          int rowlen, const T *xs, int r)
+{
+    if (r >= rowlen) return;
+    for (int k = 0, s = r; k < w; k++, s += rowlen) {
+        const T v = port_ldg(val + s);
+        const int c = tile_nibble(nib, s);
+        if (v != T(0)) acc += v * xs[c];
+    }
+}
+
+/* One tile's contribution to lane r's accumulator: row r of the tile, entries in order. */
+template <typename T>
+PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
+                            int rowlen, int collen, const T *xs, int r)
+{
+    switch (fmt) {
+    case SPMVPORT_TILE_CSR:
+        if (r < rowlen) {
+            const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
+            for (int k = port_ldg(idx + r); k < end; k++) acc += port_ldg(val + k) * xs[tile_nibble(idx + rowlen, k)];
+        }
+        break;
+    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, nv, xs, r); break;
+    case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, port_ldg(idx), rowlen, xs, r); break;
+    case SPMVPORT_TILE_HYB: {
+        const int w = port_ldg(idx), ell = w * rowlen;
+        tile_ell(acc, idx + 1, val, w, rowlen, xs, r);
+        tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, nv - ell, xs, r);
+        break;
+    }
+    case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
+        if (r < rowlen)
+            for (int c = 0; c < collen; c++) {
+                const T v = port_ldg(val + c * rowlen + r);
+                if (v != T(0)) acc += v * xs[c];
+            }
+        break;
+    case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (mask >> r & 1) {
+            const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
+            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * xs[c];
+        }
+        break;
+    }
+    default: { /* SPMVPORT_TILE_DENSE_COL: full columns only, column-major with ld = rowlen */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (r < rowlen)
+            for (int c = 0, q = 0; c < collen; c++)
+                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * xs[c];
+        break;
+    }
+    }
+}
+
+template <int W, typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
+    tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
+                const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
+                const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+{
+    if (!port_warp_matches<W>()) return;
+    constexpr int warps = tile_block / W, G = W / tile_dim;
+    static_assert(tile_batch % G == 0 && tile_batch <= W, "a batch's metadata is one value per lane");
+    PORT_SHARED T xs_all[warps][tile_batch][tile_dim];
+    const int lane = port_lane<W>(), wib = (int)(port_thread_idx() / W);
+    const long long w = (long long)port_block_idx() * warps + wib;
+    if (w >= ntasks) return; /* whole warps only: nothing below waits on the block */
+    const int r = lane & (tile_dim - 1), g = lane / tile_dim;
+    const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * w;
+    const int first = port_ldg(rec + SPMVPORT_TILE_TASK_FIRST);
+    const int last = port_ldg(rec + SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST);
+    const int slot = port_ldg(rec + SPMVPORT_TILE_TASK_CARRY);
+    const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
+    const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
+
+    T acc = T(0);
+    for (int b0 = first; b0 < last; b0 += tile_batch) { /* uniform over the warp */
+        const int nb = last - b0 < tile_batch ? last - b0 : tile_batch;
+        /* the batch's metadata, lane j holding tile b0 + j's: one round trip for up to tile_batch tiles */
+        int mcol = 0, mfmt = 0, mv0 = 0, mi0 = 0, mnv = 0;
+        if (lane < nb) {
+            const int t = b0 + lane;
+            mcol = port_ldg(tile_col + t);
+            mfmt = port_ldg(tile_fmt + t);
+            mv0 = port_ldg(tile_off + 2 * t);
+            mi0 = port_ldg(tile_off + 2 * t + 1);
+            mnv = port_ldg(tile_off + 2 * t + 2) - mv0;
+        }
+        port_warp_sync<W>(); /* every lane is done with the previous batch's slices of x */
+        /* x slices: lane (r, g) stages entry r of batch tiles g, g + G, ... */
+#pragma unroll
+        for (int i = 0; i < tile_batch / G; i++) {
+            const int j = g + G * i;
+            const long long c0 = (long long)port_shfl_idx<W>(mcol, j < nb ? j : 0) * tile_dim;
+            if (j < nb && r < n - c0) xs_all[wib][j][r] = port_ldg(x + c0 + r);
+        }
+        port_warp_sync<W>();
+        /* group g (lanes 16g .. 16g + 15) takes batch tiles g, g + G, ...: G tiles at a time */
+        for (int i = 0; i < (nb + G - 1) / G; i++) {
+            const int j = g + G * i, src = j < nb ? j : 0;
+            const long long c0 = (long long)port_shfl_idx<W>(mcol, src) * tile_dim;
+            const int fmt = port_shfl_idx<W>(mfmt, src), v0 = port_shfl_idx<W>(mv0, src);
+            const int i0 = port_shfl_idx<W>(mi0, src), nv = port_shfl_idx<W>(mnv, src);
+            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+            if (j < nb) tile_apply<T>(acc, fmt, tile_idx + i0, tile_val + v0, nv, rowlen, collen, xs_all[wib][j], r);
+        }
+    }
+    for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
+    if (lane < rowlen) {
+        if (slot >= 0) carry[(long long)slot * tile_dim + lane] = acc;
+        else y[r0 + lane] = tile_store(alpha, acc, beta, y + r0 + lane);
+    }
+}
+
+/* Rows of split tile rows: their carries, in task order. */
+template <typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
+    tile_fixup_kernel(int m, int nsplit, const int *__restrict__ split, const T *__restrict__ carry,
+                      T *__restrict__ y, T alpha, T beta)
+{
+    const long long i = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
+    if (i >= (long long)nsplit * tile_dim) return;
+    const long long s = i / tile_dim;
+    const int r = (int)(i % tile_dim);
+    const int *rec = split + SPMVPORT_TILE_SPLIT_FIELDS * s;
+    const long long row = (long long)rec[SPMVPORT_TILE_SPLIT_ROW] * tile_dim + r;
+    if (row >= m) return;
+    const int c0 = rec[SPMVPORT_TILE_SPLIT_CARRY], c1 = rec[SPMVPORT_TILE_SPLIT_FIELDS + SPMVPORT_TILE_SPLIT_CARRY];
+    T sum = T(0);
+    for (int c = c0; c < c1; c++) sum += carry[(long long)c * tile_dim + r];
+    y[row] = tile_store(alpha, sum, beta, y + row);
+}
+
+/* ---- host side ------------------------------------------------------------------------------------------------ */
+
+/* What the kernels rely on, checked at upload: NULL when fd is a layout they can run, else the reason. */
+inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
+{
+    const int64_t *prm = fd->params;
+    const size_t vs = fd->precision == SPMV_F32 ? sizeof(float) : sizeof(double), i4 = sizeof(int32_t);
+    if (fd->narrays != SPMVPORT_TILE_NARRAYS) return "tile: wrong number of arrays";
+    if (fd->warp_size != warp) return "tile: layout built for another warp size";
+    if (warp % tile_dim != 0 || ((warp / tile_dim) & (warp / tile_dim - 1)) != 0 || tile_block % warp != 0)
+        return "tile: the warp must be a power-of-two multiple of 16 lanes";
+    const int64_t tiles = prm[SPMVPORT_TILE_P_TILES], tasks = prm[SPMVPORT_TILE_P_TASKS];
+    const int64_t splits = prm[SPMVPORT_TILE_P_SPLITS], carries = prm[SPMVPORT_TILE_P_CARRIES];
+    const int64_t dnnz = prm[SPMVPORT_TILE_P_DEF_NNZ], dwarps = prm[SPMVPORT_TILE_P_DEF_WARPS];
+    const int64_t chunk = prm[SPMVPORT_TILE_P_DEF_CHUNK];
+    const spmvport_array *a = fd->arrays;
+    if (tiles < 0 || tasks < (fd->m > 0 ? 1 : 0) || tasks >= INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || splits < 0 ||
+        carries < 0 || carries > INT32_MAX / tile_dim || a[SPMVPORT_TILE_A_COL].bytes != (size_t)tiles * i4 ||
+        a[SPMVPORT_TILE_A_FMT].bytes != (size_t)tiles || a[SPMVPORT_TILE_A_OFF].bytes != 2 * ((size_t)tiles + 1) * i4 ||
+        a[SPMVPORT_TILE_A_TASK].bytes != SPMVPORT_TILE_TASK_FIELDS * ((size_t)tasks + 1) * i4 ||
+        a[SPMVPORT_TILE_A_SPLIT].bytes != SPMVPORT_TILE_SPLIT_FIELDS * ((size_t)splits + 1) * i4 ||
+        a[SPMVPORT_TILE_A_CARRY].bytes != (size_t)carries * tile_dim * vs)
+        return "tile: tile, task or carry arrays inconsistent with the parameters";
+    if (dnnz < 0 || dnnz > INT32_MAX || (dnnz > 0 && (chunk <= 0 || chunk % warp != 0 || chunk > INT32_MAX ||
+                                                      dwarps < 1 || dwarps > INT32_MAX || dwarps * chunk < dnnz)))
+        return "tile: deferred part's csr_lb split inconsistent";
+    if (dnnz > 0 && (a[SPMVPORT_TILE_A_DEF_PTR].bytes != ((size_t)fd->m + 1) * i4 ||
+                     a[SPMVPORT_TILE_A_DEF_COL].bytes != (size_t)dnnz * i4 ||
+                     a[SPMVPORT_TILE_A_DEF_VAL].bytes != (size_t)dnnz * vs ||
+                     a[SPMVPORT_TILE_A_DEF_WARP_ROW].bytes != ((size_t)dwarps + 1) * i4 ||
+                     a[SPMVPORT_TILE_A_DEF_CARRY_VAL].bytes != (size_t)dwarps * vs ||
+                     a[SPMVPORT_TILE_A_DEF_CARRY_ROW].bytes != (size_t)dwarps * i4))
+        return "tile: deferred arrays inconsistent with the parameters";
+    return NULL;
+}
+
+/* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
+ * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
+ * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no dynamic shared memory: its static
+ * shared memory is tile_batch x 16 values per warp), tile_fixup_kernel when tile rows are split, then for
+ * deferred COO csr_lb_kernel with beta = 1 and its fix-up. The caller checks the launch error; m == 0 launches
+ * nothing. */
+template <int W, typename T, typename Plan>
+void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
+{
+    const spmvport_format_data *fd = p->fd;
+    const int64_t *prm = fd->params;
+    void *const *d = p->arrays;
+    const T alpha = (T)alpha_d, beta = (T)beta_d;
+    const T *x = (const T *)xv;
+    T *y = (T *)yv;
+    const int tasks = (int)prm[SPMVPORT_TILE_P_TASKS], splits = (int)prm[SPMVPORT_TILE_P_SPLITS];
+    T *carry = (T *)d[SPMVPORT_TILE_A_CARRY];
+    if (fd->m == 0 || tasks == 0) return;
+    constexpr int warps = tile_block / W;
+    PORT_LAUNCH((unsigned)((tasks + warps - 1) / warps), tile_block, 0, s, tile_kernel<W, T>)
+    (fd->m, fd->n, tasks, (const int *)d[SPMVPORT_TILE_A_TASK], (const int *)d[SPMVPORT_TILE_A_COL],
+     (const unsigned char *)d[SPMVPORT_TILE_A_FMT], (const int *)d[SPMVPORT_TILE_A_OFF],
+     (const unsigned char *)d[SPMVPORT_TILE_A_IDX], (const T *)d[SPMVPORT_TILE_A_VAL], carry, x, y, alpha, beta);
+    if (splits > 0)
+        PORT_LAUNCH((unsigned)(((long long)splits * tile_dim + tile_block - 1) / tile_block), tile_block, 0, s,
+                    tile_fixup_kernel<T>)
+        (fd->m, splits, (const int *)d[SPMVPORT_TILE_A_SPLIT], carry, y, alpha, beta);
+    const int dnnz = (int)prm[SPMVPORT_TILE_P_DEF_NNZ];
+    if (dnnz == 0) return;
+    const int dwarps = (int)prm[SPMVPORT_TILE_P_DEF_WARPS], chunk = (int)prm[SPMVPORT_TILE_P_DEF_CHUNK];
+    T *dcarry_val = (T *)d[SPMVPORT_TILE_A_DEF_CARRY_VAL];
+    int *dcarry_row = (int *)d[SPMVPORT_TILE_A_DEF_CARRY_ROW];
+    PORT_LAUNCH((unsigned)(((long long)dwarps * W + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_kernel<W, T>)
+    (dnnz, dwarps, chunk, (const int *)d[SPMVPORT_TILE_A_DEF_PTR], (const int *)d[SPMVPORT_TILE_A_DEF_COL],
+     (const T *)d[SPMVPORT_TILE_A_DEF_VAL], (const int *)d[SPMVPORT_TILE_A_DEF_WARP_ROW], dcarry_val, dcarry_row, x, y,
+     alpha, T(1));
+    if (dwarps > 1) /* chunk 0 never carries */
+        PORT_LAUNCH((unsigned)((dwarps + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_fixup_kernel<T>)
+        (dwarps, dcarry_val, dcarry_row, y, alpha);
+}
+
+} /* namespace */
+
+#endif /* SPMVPORT_DEVICE_TILE_KERNELS_H */

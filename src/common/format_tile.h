@@ -1,0 +1,84 @@
+/*
+ * format_tile.h -- TileSpMV (format `tile`): array slots, parameter slots and the tile format codes shared by
+ * the host builder (format_tile.c), the CPU executor (cpu_ref/tile_executor.c) and the device kernels
+ * (device/tile_kernels.h). Plain C: no CUDA or HIP type; included from .c, .cu and .hip translation units.
+ *
+ * The matrix is cut into 16 x 16 tiles. Level 1 is a CSR of tiles; level 2 is one payload per tile in one of
+ * seven formats. Values live in one array (tile after tile, padding included); in-tile indices are 4-bit
+ * nibbles packed two per byte (low nibble first), in one byte array. See docs/formats/tile.md.
+ *
+ * Per-tile payloads (rowlen x collen = the tile's real size, < 16 only on the last tile row / column;
+ * nv = value slots of the tile, from tile_off):
+ *   CSR        idx: rowlen bytes of row starts, then nv column nibbles;          values: row-major
+ *   COO        idx: nv bytes (row << 4 | col);                                   values: row-major
+ *   ELL        idx: 1 byte width w, then rowlen*w column nibbles, slot k*rowlen+r;  values: same slots
+ *                   (padding: value 0, nibble 0; the kernels skip zero values)
+ *   HYB        ELL part as ELL (width w), then (nv - rowlen*w) tail bytes (row << 4 | col); values: ELL
+ *                   slots, then the tail row-major. Deferred COO moves the tail out (nv == rowlen*w).
+ *   DENSE      idx: nothing;                                                     values: column-major,
+ *                   slot c*rowlen+r (structural zeros stored as 0 and skipped)
+ *   DENSE_ROW  idx: 2 bytes, mask of the full rows (bit r);  values: slot c*nd+d, d = rank of row r in the mask
+ *   DENSE_COL  idx: 2 bytes, mask of the full columns;       values: slot q*rowlen+r, q = rank of column c
+ */
+#ifndef SPMVPORT_FORMAT_TILE_H
+#define SPMVPORT_FORMAT_TILE_H
+
+#define SPMVPORT_TILE_DIM 16     /* rows and columns of a tile; in-tile indices are 4 bits */
+#define SPMVPORT_TILE_LOG2 4
+
+/* Tile format codes (tile_fmt bytes). */
+enum {
+    SPMVPORT_TILE_CSR = 0,
+    SPMVPORT_TILE_COO = 1,
+    SPMVPORT_TILE_ELL = 2,
+    SPMVPORT_TILE_HYB = 3,
+    SPMVPORT_TILE_DENSE = 4,
+    SPMVPORT_TILE_DENSE_ROW = 5,
+    SPMVPORT_TILE_DENSE_COL = 6,
+    SPMVPORT_TILE_NFORMATS = 7
+};
+
+/* Array slots of format tile (spmvport_format_data.arrays[]); every slot exists, possibly with 0 bytes. */
+enum {
+    SPMVPORT_TILE_A_PTR = 0,       /* int32 [tile_rows + 1]: first tile of each tile row */
+    SPMVPORT_TILE_A_COL = 1,       /* int32 [tiles]: tile column */
+    SPMVPORT_TILE_A_FMT = 2,       /* uint8 [tiles]: tile format code */
+    SPMVPORT_TILE_A_OFF = 3,       /* int32 [2 * (tiles + 1)]: {value offset, index byte offset} per tile */
+    SPMVPORT_TILE_A_IDX = 4,       /* uint8 [index bytes]: per-tile index payloads */
+    SPMVPORT_TILE_A_VAL = 5,       /* T [value slots]: per-tile values (is_values) */
+    SPMVPORT_TILE_A_TASK = 6,      /* int32 [3 * (tasks + 1)]: {first tile, tile row, carry slot or -1} per
+                                      warp task; the sentinel's first tile ends the last task */
+    SPMVPORT_TILE_A_SPLIT = 7,     /* int32 [2 * (splits + 1)]: {tile row, first carry slot} per split tile row;
+                                      the sentinel's carry slot ends the last one */
+    SPMVPORT_TILE_A_CARRY = 8,     /* T [16 * carry slots]: partial row sums of split tile rows (scratch) */
+    /* deferred COO: a CSR of the extracted entries (m rows), run by the csr_lb traversal with beta = 1 */
+    SPMVPORT_TILE_A_DEF_PTR = 9,   /* int32 [m + 1] (0 bytes when there is no deferred part) */
+    SPMVPORT_TILE_A_DEF_COL = 10,  /* int32 [deferred nnz] */
+    SPMVPORT_TILE_A_DEF_VAL = 11,  /* T [deferred nnz] (is_values) */
+    SPMVPORT_TILE_A_DEF_WARP_ROW = 12, /* int32 [def warps + 1]: csr_lb's warp_row */
+    SPMVPORT_TILE_A_DEF_CARRY_VAL = 13, /* T [def warps]: csr_lb's carries (scratch) */
+    SPMVPORT_TILE_A_DEF_CARRY_ROW = 14, /* int32 [def warps] (scratch) */
+    SPMVPORT_TILE_NARRAYS = 15
+};
+
+/* Parameter slots of format tile (spmvport_format_data.params[]). */
+enum {
+    SPMVPORT_TILE_P_TILE_ROWS = 0, /* ceil(m / 16) */
+    SPMVPORT_TILE_P_TILES = 1,     /* tiles stored */
+    SPMVPORT_TILE_P_TASKS = 2,     /* warp tasks of the tile kernel (>= tile rows) */
+    SPMVPORT_TILE_P_SPLITS = 3,    /* tile rows split over several tasks */
+    SPMVPORT_TILE_P_CARRIES = 4,   /* carry slots (tasks of split rows) */
+    SPMVPORT_TILE_P_DEF_NNZ = 5,   /* deferred non-zeros (0: no deferred part) */
+    SPMVPORT_TILE_P_DEF_WARPS = 6, /* csr_lb chunks of the deferred part */
+    SPMVPORT_TILE_P_DEF_CHUNK = 7, /* csr_lb non-zeros per chunk */
+    SPMVPORT_TILE_P_VARIANT = 8,   /* 0 ADPT, 1 all-CSR */
+    SPMVPORT_TILE_P_BALANCE = 9,   /* most tiles per task */
+    SPMVPORT_TILE_P_DEFERRED = 10  /* 1 when deferred COO is on */
+};
+
+/* Fields of a task record and of a split record. */
+enum { SPMVPORT_TILE_TASK_FIRST = 0, SPMVPORT_TILE_TASK_ROW = 1, SPMVPORT_TILE_TASK_CARRY = 2,
+       SPMVPORT_TILE_TASK_FIELDS = 3 };
+enum { SPMVPORT_TILE_SPLIT_ROW = 0, SPMVPORT_TILE_SPLIT_CARRY = 1, SPMVPORT_TILE_SPLIT_FIELDS = 2 };
+
+#endif /* SPMVPORT_FORMAT_TILE_H */

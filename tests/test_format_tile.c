@@ -1,0 +1,661 @@
+/*
+ * test_format_tile.c -- TileSpMV (format `tile`): the CPU executor against the oracle on the edge-case corpus
+ * and every shared matrix (warp size 32 and 64, f32 and f64, alpha/beta cases, repeats); the option variants
+ * (all-CSR tiles, deferred COO on / off / automatic, split tile rows, one-warp deferred chunks); the format's
+ * invariants read back from the arrays (every non-zero stored exactly once, value map, tasks, bytes);
+ * spmv_plan_update_values; the plan statistics.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_tile.h"
+#include "internal.h"
+#include "support.h"
+
+#define TD SPMVPORT_TILE_DIM
+
+static spmv_plan_options_t tile_options(int warp_size, int variant, int deferred, int balance)
+{
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    opt.warp_size = warp_size;
+    opt.tile_variant = variant;
+    opt.tile_deferred_coo = deferred;
+    opt.tile_balance = balance;
+    return opt;
+}
+
+/* ---- a matrix that selects every one of the seven tile formats (and has edge tiles) ------------------------ */
+
+typedef struct {
+    int32_t *r, *c;
+    double *v;
+    int32_t n, cap;
+} coo_list;
+
+static void push(coo_list *t, int32_t r, int32_t c, double v)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->r = realloc(t->r, (size_t)t->cap * sizeof *t->r);
+        t->c = realloc(t->c, (size_t)t->cap * sizeof *t->c);
+        t->v = realloc(t->v, (size_t)t->cap * sizeof *t->v);
+        cr_assert(t->r && t->c && t->v);
+    }
+    t->r[t->n] = r, t->c[t->n] = c, t->v[t->n] = v, t->n++;
+}
+
+/* Tile (ti, tj) of a 16*8+5 square matrix, one pattern per tile column; returns the matrix from COO (values
+ * from the seed; repeated entries summed when dup is set, which gives the matrix a creator-order map). */
+static spmv_matrix_t *crafted(spmv_precision_t p, uint64_t seed, int dup)
+{
+    const int32_t size = 8 * TD + 5;
+    coo_list t = {0};
+    uint64_t s = seed * 2654435761u + 1;
+#define RND() ((double)((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 11) * 0x1.0p-53 * 2 - 1)
+    for (int ti = 0; ti * TD < size; ti++) {
+        const int32_t r0 = ti * TD;
+        for (int32_t i = r0; i < r0 + TD && i < size; i++) {
+            const int li = i - r0;
+            /* tile column 0: dense; 1: COO (a few entries); 2: DenseRow (rows 3 and 9 full) */
+            for (int j = 0; j < TD; j++) if ((li * 7 + j) % 8 != 0) push(&t, i, 0 * TD + j, RND());
+            if (li % 5 == 1) push(&t, i, 1 * TD + li % TD, RND());
+            if (li == 3 || li == 9) for (int j = 0; j < TD; j++) push(&t, i, 2 * TD + j, RND());
+            /* 3: DenseCol (column 6 full); 4: ELL (two per row); 5: CSR (irregular rows) */
+            push(&t, i, 3 * TD + 6, RND());
+            push(&t, i, 4 * TD + li % TD, RND());
+            push(&t, i, 4 * TD + (li + 5) % TD, RND());
+            for (int j = 0; j < (li % 4 == 0 ? 9 : li % 4 == 1 ? 1 : 0); j++)
+                push(&t, i, 5 * TD + (li + 3 * j) % TD, RND());
+            /* 6: HYB (three per row, row 7 has ten); 7 (columns 112..132, an edge tile past 128): CSR / COO mix */
+            for (int j = 0; j < (li == 7 ? 10 : 3); j++) push(&t, i, 6 * TD + (li + j) % TD, RND());
+            if (li % 3 == 0) push(&t, i, 7 * TD + li % 7, RND());
+            if (li % 2 == 0) push(&t, i, 8 * TD + li % 5, RND());
+            if (dup && li % 4 == 2) push(&t, i, 4 * TD + li % TD, RND()); /* a repeat of an ELL entry */
+        }
+    }
+#undef RND
+    /* to CSR in the given order (rows grouped; columns unsorted: the matrix sorts) */
+    int32_t *ptr = calloc((size_t)size + 1, sizeof *ptr), *col = malloc((size_t)t.n * sizeof *col);
+    double *val = malloc((size_t)t.n * sizeof *val);
+    float *valf = malloc((size_t)t.n * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    for (int32_t k = 0; k < t.n; k++) ptr[t.r[k] + 1]++;
+    for (int32_t i = 0; i < size; i++) ptr[i + 1] += ptr[i];
+    for (int32_t k = 0; k < t.n; k++) { /* triplets are pushed row by row: the order is already grouped */
+        col[k] = t.c[k];
+        val[k] = t.v[k];
+        valf[k] = (float)t.v[k];
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, size, size, t.n, ptr, col, p == SPMV_F32 ? (void *)valf : (void *)val, p,
+                                        0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr), free(col), free(val), free(valf), free(t.r), free(t.c), free(t.v);
+    return A;
+}
+
+/* ---- (a), (b): the executor against the oracle ----------------------------------------------------------- */
+
+static void check_corpus(const spmv_plan_options_t *opt, spmv_precision_t p)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_TILE, opt, cases[i].name, cases[i].A, 0);
+    support_cases_free(cases, n);
+    for (int dup = 0; dup < 2; dup++) {
+        spmv_matrix_t *A = crafted(p, 5, dup);
+        support_check_format(ctx, SPMV_FORMAT_TILE, opt, dup ? "crafted with repeats" : "crafted", A, 0);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
+static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *what);
+
+/* Every shared matrix, read once per precision: default options at W = 32 and 64, then `variant`; the format's
+ * invariants on every third matrix. */
+static void check_shared(spmv_precision_t p, const spmv_plan_options_t *variant)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t w32 = tile_options(32, 0, 0, 0), w64 = tile_options(64, 0, 0, 0);
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        support_check_format(ctx, SPMV_FORMAT_TILE, &w32, names[i], A, 0);
+        support_check_format(ctx, SPMV_FORMAT_TILE, &w64, names[i], A, 0);
+        support_check_format(ctx, SPMV_FORMAT_TILE, variant, names[i], A, 0);
+        if (i % 3 == 0) check_invariants(A, variant, names[i]);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+    spmv_context_destroy(ctx);
+}
+
+Test(tile_cpu, shared_f64, .timeout = 900)
+{
+    spmv_plan_options_t v = tile_options(64, 0, 1, 2); /* deferred COO on, tile rows split beyond 2 tiles */
+    check_shared(SPMV_F64, &v);
+}
+
+Test(tile_cpu, shared_f32, .timeout = 900)
+{
+    spmv_plan_options_t v = tile_options(32, 1, -1, 3); /* all-CSR tiles, split beyond 3 tiles */
+    check_shared(SPMV_F32, &v);
+}
+
+#define CORPUS_TEST(W, PREC, SUFFIX)                                                                            \
+    Test(tile_cpu, corpus_##SUFFIX)                                                                             \
+    {                                                                                                           \
+        spmv_plan_options_t o = tile_options(W, 0, 0, 0);                                                       \
+        check_corpus(&o, PREC);                                                                                 \
+    }
+
+CORPUS_TEST(32, SPMV_F64, w32_f64)
+CORPUS_TEST(64, SPMV_F64, w64_f64)
+CORPUS_TEST(32, SPMV_F32, w32_f32)
+CORPUS_TEST(64, SPMV_F32, w64_f32)
+
+/* Option variants, each over the corpus at both warp sizes (one precision each, alternating). */
+Test(tile_variants, all_csr_tiles)
+{
+    spmv_plan_options_t a = tile_options(32, 1, 0, 0), b = tile_options(64, 1, 1, 0);
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+}
+
+Test(tile_variants, deferred_coo_on)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 1, 0), b = tile_options(64, 0, 1, 0);
+    check_corpus(&a, SPMV_F32);
+    check_corpus(&b, SPMV_F64);
+}
+
+Test(tile_variants, deferred_coo_off)
+{
+    spmv_plan_options_t a = tile_options(32, 0, -1, 0), b = tile_options(64, 0, -1, 0);
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+}
+
+Test(tile_variants, deferred_coo_automatic_threshold)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, 0, 0);
+    a.tile_deferred_threshold = b.tile_deferred_threshold = 1000; /* on for the corpus' larger matrices only */
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+}
+
+Test(tile_variants, every_multi_tile_row_split)
+{
+    /* tbalance 1: every tile row with two or more tiles is split, one tile per task, carries everywhere */
+    spmv_plan_options_t a = tile_options(32, 0, -1, 1), b = tile_options(64, 0, 1, 1), c = tile_options(32, 1, 1, 2);
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+    check_corpus(&c, SPMV_F32);
+}
+
+Test(tile_variants, deferred_one_warp_chunks)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 1, 3), b = tile_options(64, 0, 1, 0);
+    a.nnz_per_warp = 32;
+    b.nnz_per_warp = 64;
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F64);
+}
+
+Test(tile_variants, bad_options_rejected)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
+    spmv_plan_options_t bad[4];
+    for (int i = 0; i < 4; i++) bad[i] = tile_options(0, 0, 0, 0);
+    bad[0].tile_variant = 2;
+    bad[1].tile_deferred_coo = 3;
+    bad[2].tile_deferred_threshold = -5;
+    bad[3].tile_balance = -1;
+    for (int i = 0; i < 4; i++) {
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
+                     "bad option set %d accepted", i);
+        cr_assert(strstr(spmv_last_error(ctx), "tile") != NULL, "message: %s", spmv_last_error(ctx));
+        cr_assert_null(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* ---- (c): invariants, read back from the arrays -------------------------------------------------------------- */
+
+static double value_at(const void *arr, spmv_precision_t p, int64_t i)
+{
+    return p == SPMV_F32 ? (double)((const float *)arr)[i] : ((const double *)arr)[i];
+}
+
+static int nib(const uint8_t *b, int64_t k) { return (b[k >> 1] >> ((k & 1) * 4)) & 15; }
+
+/* Decoded entry (row, col) in value slot `slot`: it must be the CSR entry value_map[slot], seen once. */
+static void claim(const spmvport_format_data *fd, const spmv_matrix_t *A, int32_t *seen, int64_t slot, int64_t row,
+                  int64_t col, const void *vals, int64_t local, const char *what)
+{
+    cr_assert(slot >= 0 && slot < fd->value_slots, "%s: slot %lld out of range", what, (long long)slot);
+    int32_t pos = fd->value_map[slot];
+    cr_assert(pos >= 0 && pos < A->nnz, "%s: slot %lld maps to %d", what, (long long)slot, pos);
+    cr_assert(row < A->m && A->row_ptr[row] <= pos && pos < A->row_ptr[row + 1] && A->col_idx[pos] == col,
+              "%s: slot %lld decodes to (%lld, %lld) but maps to entry %d", what, (long long)slot, (long long)row,
+              (long long)col, pos);
+    cr_assert(value_at(vals, A->precision, local) == value_at(A->values, A->precision, pos),
+              "%s: value of slot %lld differs from entry %d", what, (long long)slot, pos);
+    cr_assert_eq(seen[pos]++, 0, "%s: entry %d stored twice", what, pos);
+}
+
+/* A padding slot: value 0 and no entry. */
+static void padding(const spmvport_format_data *fd, int64_t slot, const void *vals, int64_t local, const char *what)
+{
+    cr_assert_eq(fd->value_map[slot], -1, "%s: slot %lld is padding but maps to %d", what, (long long)slot,
+                 fd->value_map[slot]);
+    cr_assert(value_at(vals, fd->precision, local) == 0.0, "%s: padding slot %lld is not 0", what, (long long)slot);
+}
+
+static int popc16(unsigned v) { int c = 0; for (; v; v &= v - 1) c++; return c; }
+
+/* Decode tile t (of tile row tr) and claim every entry; returns the tile's non-zero count. */
+static int64_t decode_tile(const spmvport_format_data *fd, const spmv_matrix_t *A, int32_t *seen, int32_t tr,
+                           int64_t t, const char *what)
+{
+    const int32_t *tcol = fd->arrays[SPMVPORT_TILE_A_COL].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
+    const uint8_t *fmt = fd->arrays[SPMVPORT_TILE_A_FMT].data;
+    const uint8_t *idx = (const uint8_t *)fd->arrays[SPMVPORT_TILE_A_IDX].data + off[2 * t + 1];
+    const void *vals = fd->arrays[SPMVPORT_TILE_A_VAL].data;
+    const int64_t s0 = off[2 * t], nv = off[2 * t + 2] - s0, nb = off[2 * t + 3] - off[2 * t + 1];
+    const int64_t r0 = (int64_t)tr * TD, c0 = (int64_t)tcol[t] * TD;
+    const int rows = A->m - r0 < TD ? (int)(A->m - r0) : TD, cols = A->n - c0 < TD ? (int)(A->n - c0) : TD;
+    int64_t count = 0;
+    cr_assert(nv >= 0 && nb >= 0 && cols > 0, "%s: tile %lld has bad offsets or column", what, (long long)t);
+#define CLAIM(S, R, C) (claim(fd, A, seen, (S), r0 + (R), c0 + (C), vals, (S), what), count++)
+    switch (fmt[t]) {
+    case SPMVPORT_TILE_CSR:
+        cr_assert_eq(nb, rows + (nv + 1) / 2, "%s: CSR tile %lld index bytes", what, (long long)t);
+        for (int r = 0; r < rows; r++) {
+            int end = r + 1 < rows ? idx[r + 1] : (int)nv;
+            cr_assert(idx[r] <= end, "%s: CSR tile row pointer decreases", what);
+            for (int k = idx[r]; k < end; k++) CLAIM(s0 + k, r, nib(idx + rows, k));
+        }
+        break;
+    case SPMVPORT_TILE_COO:
+        cr_assert_eq(nb, nv, "%s: COO tile index bytes", what);
+        for (int k = 0; k < nv; k++) CLAIM(s0 + k, idx[k] >> 4, idx[k] & 15);
+        break;
+    case SPMVPORT_TILE_ELL:
+    case SPMVPORT_TILE_HYB: {
+        const int w = idx[0];
+        const int64_t ell = (int64_t)w * rows, tail = nv - ell;
+        cr_assert(w >= 1 && w <= TD && tail >= 0, "%s: ELL/HYB tile width %d", what, w);
+        cr_assert(fmt[t] == SPMVPORT_TILE_HYB || tail == 0, "%s: ELL tile with a tail", what);
+        cr_assert_eq(nb, 1 + (ell + 1) / 2 + tail, "%s: ELL/HYB tile index bytes", what);
+        for (int64_t s = 0; s < ell; s++) {
+            if (fd->value_map[s0 + s] < 0) padding(fd, s0 + s, vals, s0 + s, what);
+            else CLAIM(s0 + s, s % rows, nib(idx + 1, s));
+        }
+        for (int64_t k = 0; k < tail; k++) {
+            uint8_t b = idx[1 + (ell + 1) / 2 + k];
+            CLAIM(s0 + ell + k, b >> 4, b & 15);
+        }
+        break;
+    }
+    case SPMVPORT_TILE_DENSE:
+        cr_assert(nv == (int64_t)rows * cols && nb == 0, "%s: Dense tile sizes", what);
+        for (int64_t s = 0; s < nv; s++) {
+            if (fd->value_map[s0 + s] < 0) padding(fd, s0 + s, vals, s0 + s, what);
+            else CLAIM(s0 + s, s % rows, s / rows);
+        }
+        break;
+    case SPMVPORT_TILE_DENSE_ROW: {
+        const unsigned mask = idx[0] | (unsigned)idx[1] << 8;
+        const int nd = popc16(mask);
+        cr_assert(nb == 2 && nv == (int64_t)nd * cols && nd > 0 && mask >> rows == 0, "%s: DenseRow sizes", what);
+        for (int r = 0, d = 0; r < rows; r++)
+            if (mask >> r & 1) {
+                for (int c = 0; c < cols; c++) CLAIM(s0 + (int64_t)c * nd + d, r, c);
+                d++;
+            }
+        break;
+    }
+    case SPMVPORT_TILE_DENSE_COL: {
+        const unsigned mask = idx[0] | (unsigned)idx[1] << 8;
+        const int nc = popc16(mask);
+        cr_assert(nb == 2 && nv == (int64_t)nc * rows && nc > 0 && mask >> cols == 0, "%s: DenseCol sizes", what);
+        for (int c = 0, q = 0; c < cols; c++)
+            if (mask >> c & 1) {
+                for (int r = 0; r < rows; r++) CLAIM(s0 + (int64_t)q * rows + r, r, c);
+                q++;
+            }
+        break;
+    }
+    default: cr_assert_fail("%s: tile %lld has format byte %d", what, (long long)t, fmt[t]);
+    }
+#undef CLAIM
+    return count;
+}
+
+/* Tasks cover every tile once, in order, at most tbalance tiles each; every tile row has a task; carries and
+ * split records agree. */
+static void check_tasks(const spmvport_format_data *fd, const char *what)
+{
+    const int32_t *ptr = fd->arrays[SPMVPORT_TILE_A_PTR].data, *task = fd->arrays[SPMVPORT_TILE_A_TASK].data;
+    const int32_t *split = fd->arrays[SPMVPORT_TILE_A_SPLIT].data;
+    const int64_t tile_rows = fd->params[SPMVPORT_TILE_P_TILE_ROWS], tasks = fd->params[SPMVPORT_TILE_P_TASKS];
+    const int64_t balance = fd->params[SPMVPORT_TILE_P_BALANCE];
+    int64_t w = 0, s = 0, carry = 0;
+    cr_assert_eq(fd->arrays[SPMVPORT_TILE_A_TASK].bytes, (size_t)(3 * (tasks + 1)) * sizeof(int32_t), "%s", what);
+    for (int64_t tr = 0; tr < tile_rows; tr++) {
+        int64_t w0 = w;
+        cr_assert(w < tasks && task[3 * w] == ptr[tr], "%s: tile row %lld has no first task", what, (long long)tr);
+        while (w < tasks && task[3 * w + 1] == tr) {
+            int64_t k = task[3 * (w + 1)] - task[3 * w];
+            cr_assert(k >= 0 && k <= balance, "%s: task %lld has %lld tiles", what, (long long)w, (long long)k);
+            w++;
+        }
+        cr_assert_eq(task[3 * w], ptr[tr + 1], "%s: tasks of tile row %lld end wrong", what, (long long)tr);
+        const int split_row = w - w0 > 1;
+        if (split_row) {
+            cr_assert(split[2 * s] == tr && split[2 * s + 1] == carry, "%s: split record %lld", what, (long long)s);
+            s++;
+        }
+        for (int64_t v = w0; v < w; v++)
+            cr_assert_eq(task[3 * v + 2], split_row ? carry++ : -1, "%s: carry slot of task %lld", what, (long long)v);
+    }
+    cr_assert_eq(w, tasks, "%s", what);
+    cr_assert(s == fd->params[SPMVPORT_TILE_P_SPLITS] && split[2 * s + 1] == carry &&
+              carry == fd->params[SPMVPORT_TILE_P_CARRIES], "%s: split totals", what);
+    cr_assert_eq(fd->arrays[SPMVPORT_TILE_A_CARRY].bytes, (size_t)(TD * carry) * spmvport_value_size(fd->precision));
+}
+
+static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *what)
+{
+    spmvport_format_data fd;
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    int W = opt->warp_size ? opt->warp_size : 32;
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, W, &dev, opt, msg, sizeof msg), SPMV_STATUS_SUCCESS,
+                 "%s: %s", what, msg);
+    cr_assert_eq(fd.narrays, SPMVPORT_TILE_NARRAYS, "%s", what);
+    cr_assert(fd.row_perm_array == -1 && fd.col_perm_array == -1, "%s: tile keeps A's ordering", what);
+    cr_assert(fd.deterministic == 1, "%s", what);
+    const int64_t tiles = fd.params[SPMVPORT_TILE_P_TILES], tile_rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS];
+    const int64_t def_nnz = fd.params[SPMVPORT_TILE_P_DEF_NNZ];
+    const size_t vs = spmvport_value_size(A->precision);
+    const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data, *tcol = fd.arrays[SPMVPORT_TILE_A_COL].data;
+    const int32_t *off = fd.arrays[SPMVPORT_TILE_A_OFF].data;
+    cr_assert_eq(tile_rows, ((int64_t)A->m + TD - 1) / TD, "%s", what);
+    cr_assert(ptr[0] == 0 && ptr[tile_rows] == tiles, "%s: tile pointer ends", what);
+    cr_assert(off[0] == 0 && off[1] == 0, "%s", what);
+    cr_assert_eq(fd.arrays[SPMVPORT_TILE_A_VAL].bytes, (size_t)off[2 * tiles] * vs, "%s: value bytes", what);
+    cr_assert_eq(fd.arrays[SPMVPORT_TILE_A_IDX].bytes, (size_t)off[2 * tiles + 1], "%s: index bytes", what);
+    cr_assert_eq(fd.value_slots, (int64_t)off[2 * tiles] + def_nnz, "%s: value slots", what);
+    /* is_values arrays are exactly the tile values and the deferred values, in that order */
+    for (int a = 0; a < fd.narrays; a++)
+        cr_assert_eq(fd.arrays[a].is_values, a == SPMVPORT_TILE_A_VAL || a == SPMVPORT_TILE_A_DEF_VAL, "%s", what);
+
+    int32_t *seen = calloc((size_t)A->nnz + 1, sizeof *seen);
+    cr_assert(seen);
+    int64_t stored = 0;
+    for (int32_t tr = 0; tr < tile_rows; tr++) {
+        cr_assert(ptr[tr] <= ptr[tr + 1], "%s: tile pointer decreases", what);
+        for (int64_t t = ptr[tr]; t < ptr[tr + 1]; t++) {
+            const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data; /* grouped by format, then by column */
+            cr_assert(t == ptr[tr] || fmt[t] > fmt[t - 1] || (fmt[t] == fmt[t - 1] && tcol[t] > tcol[t - 1]),
+                      "%s: tiles of tile row %d not ordered by format and column", what, tr);
+            cr_assert(off[2 * t] <= off[2 * t + 2] && off[2 * t + 1] <= off[2 * t + 3], "%s: offsets", what);
+            int64_t k = decode_tile(&fd, A, seen, tr, t, what);
+            cr_assert(k > 0, "%s: tile %lld stores nothing", what, (long long)t);
+            stored += k;
+        }
+    }
+    /* the deferred CSR: sorted rows whose entries are A's, value slots after the tiles' */
+    if (def_nnz > 0) {
+        const int32_t *dptr = fd.arrays[SPMVPORT_TILE_A_DEF_PTR].data, *dcol = fd.arrays[SPMVPORT_TILE_A_DEF_COL].data;
+        const int32_t *warp_row = fd.arrays[SPMVPORT_TILE_A_DEF_WARP_ROW].data;
+        const void *dval = fd.arrays[SPMVPORT_TILE_A_DEF_VAL].data;
+        const int64_t chunk = fd.params[SPMVPORT_TILE_P_DEF_CHUNK], warps = fd.params[SPMVPORT_TILE_P_DEF_WARPS];
+        cr_assert(dptr[0] == 0 && dptr[A->m] == def_nnz, "%s: deferred row pointer", what);
+        for (int32_t r = 0; r < A->m; r++)
+            for (int32_t k = dptr[r]; k < dptr[r + 1]; k++) {
+                cr_assert(k == dptr[r] || dcol[k] > dcol[k - 1], "%s: deferred row %d unsorted", what, r);
+                claim(&fd, A, seen, off[2 * tiles] + k, r, dcol[k], dval, k, what);
+                stored++;
+            }
+        cr_assert(chunk % W == 0 && warps == (def_nnz + chunk - 1) / chunk, "%s: deferred chunks", what);
+        cr_assert(warp_row[0] == 0 && warp_row[warps] == A->m, "%s: deferred warp rows", what);
+        for (int64_t w = 1; w < warps; w++) /* csr_lb's rule: the first row starting at or after the chunk */
+            cr_assert(dptr[warp_row[w]] >= w * chunk && (warp_row[w] == 0 || dptr[warp_row[w] - 1] < w * chunk),
+                      "%s: deferred warp_row[%lld]", what, (long long)w);
+    } else {
+        cr_assert(fd.arrays[SPMVPORT_TILE_A_DEF_PTR].bytes == 0 && fd.arrays[SPMVPORT_TILE_A_DEF_COL].bytes == 0,
+                  "%s: empty deferred part", what);
+    }
+    cr_assert_eq(stored, A->nnz, "%s: %lld of %d non-zeros stored", what, (long long)stored, A->nnz);
+    for (int32_t k = 0; k < A->nnz; k++) cr_assert_eq(seen[k], 1, "%s: entry %d stored %d times", what, k, seen[k]);
+    free(seen);
+    check_tasks(&fd, what);
+
+    /* bytes: the plan's device bytes are the sum of the arrays */
+    size_t bytes = 0;
+    for (int a = 0; a < fd.narrays; a++) bytes += fd.arrays[a].bytes;
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_t *plan = NULL;
+    spmv_plan_info_t info;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, opt), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(info.device_bytes, bytes, "%s: device bytes %zu, arrays %zu", what, info.device_bytes, bytes);
+    const int32_t *rp = (const int32_t *)1, *cp = (const int32_t *)1;
+    cr_assert_eq(spmv_plan_get_permutation(plan, &rp, &cp), SPMV_STATUS_SUCCESS);
+    cr_assert(rp == NULL && cp == NULL, "%s: tile has no permutation", what);
+    spmv_plan_destroy(plan);
+    spmv_context_destroy(ctx);
+    spmvport_format_data_free(&fd);
+}
+
+static void invariants_over_corpus(const spmv_plan_options_t *opt, spmv_precision_t p)
+{
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) check_invariants(cases[i].A, opt, cases[i].name);
+    support_cases_free(cases, n);
+    for (int dup = 0; dup < 2; dup++) {
+        spmv_matrix_t *A = crafted(p, 9, dup);
+        check_invariants(A, opt, "crafted");
+        spmv_matrix_destroy(A);
+    }
+}
+
+Test(tile_invariants, corpus_every_variant)
+{
+    const int set[][4] = {{32, 0, -1, 0}, {64, 0, -1, 0}, {32, 0, 1, 0}, {64, 0, 1, 1},
+                          {32, 1, -1, 0}, {64, 1, 1, 2}, {32, 0, 1, 3}};
+    for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
+        spmv_plan_options_t o = tile_options(set[i][0], set[i][1], set[i][2], set[i][3]);
+        invariants_over_corpus(&o, i % 2 ? SPMV_F32 : SPMV_F64);
+    }
+}
+
+/* Every one of the seven formats is selected on the crafted matrix, with f32 and f64 values. */
+Test(tile_invariants, crafted_selects_every_format)
+{
+    for (int prec = 0; prec < 2; prec++) {
+        spmv_matrix_t *A = crafted(prec ? SPMV_F64 : SPMV_F32, 3, 0);
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        spmv_plan_options_t o = tile_options(32, 0, -1, 0);
+        char msg[SPMVPORT_MSG_LEN];
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        int count[SPMVPORT_TILE_NFORMATS] = {0};
+        const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[fmt[t]]++;
+        for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++)
+            cr_assert(count[f] > 0, "format %d never selected (%s)", f, fd.stats);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+}
+
+/* ---- (d): update_values ------------------------------------------------------------------------------------- */
+
+/* A plan of A updated with the values of B (same pattern, B made from the same creator arrays) must give
+ * bitwise what a plan of B gives (the layout depends on the pattern only), and pass the oracle for B. */
+static void check_update(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_matrix_t *B,
+                         const void *creator_values, const spmv_plan_options_t *opt, const char *what)
+{
+    int32_t m, n;
+    spmv_precision_t p;
+    spmv_matrix_get_size(A, &m, &n, NULL, &p);
+    const size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    spmv_plan_t *pa = NULL, *pb = NULL;
+    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_TILE, opt), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_TILE, opt), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_update_values(pa, creator_values), SPMV_STATUS_SUCCESS, "%s: %s", what,
+                 spmv_last_error(ctx));
+    void *x = malloc(vs * (size_t)(n + 1)), *y0 = malloc(vs * (size_t)(m + 1));
+    void *ya = malloc(vs * (size_t)(m + 1)), *yb = malloc(vs * (size_t)(m + 1));
+    cr_assert(x && y0 && ya && yb);
+    support_random_vector(x, n, p, 11);
+    support_random_vector(y0, m, p, 12);
+    memcpy(ya, y0, vs * (size_t)m);
+    memcpy(yb, y0, vs * (size_t)m);
+    cr_assert_eq(spmv_execute(pa, 1.5, x, -0.5, ya), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_execute(pb, 1.5, x, -0.5, yb), SPMV_STATUS_SUCCESS);
+    cr_assert(memcmp(ya, yb, vs * (size_t)m) == 0, "%s: updated plan differs from a fresh plan", what);
+    double ratio;
+    int32_t row;
+    cr_assert_eq(spmv_reference_check(B, 1.5, x, -0.5, y0, ya, &ratio, &row), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0, "%s: updated plan off at row %d by %g x the bound", what, row, ratio);
+    free(x), free(y0), free(ya), free(yb);
+    spmv_plan_destroy(pa);
+    spmv_plan_destroy(pb);
+}
+
+Test(tile_update, values_identity_order)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int prec = 0; prec < 2; prec++) {
+        spmv_precision_t p = prec ? SPMV_F64 : SPMV_F32;
+        support_case *cases;
+        int n = support_edge_corpus(p, &cases);
+        for (int i = 0; i < n; i++) {
+            int32_t m, nc, nnz;
+            const int32_t *rp, *ci;
+            const void *v;
+            if (cases[i].A->src_map != NULL) continue; /* creator order differs: values_with_repeated_entries */
+            spmv_matrix_get_size(cases[i].A, &m, &nc, &nnz, NULL);
+            spmv_matrix_get_csr(cases[i].A, &rp, &ci, &v);
+            void *nv = malloc((nnz + 1) * (p == SPMV_F32 ? sizeof(float) : sizeof(double)));
+            cr_assert(nv);
+            support_random_vector(nv, nnz, p, 77 + (uint64_t)i);
+            spmv_matrix_t *B = NULL;
+            cr_assert_eq(spmv_matrix_create_csr(&B, m, nc, nnz, rp, ci, nv, p, 0, 0), SPMV_STATUS_SUCCESS);
+            for (int d = -1; d <= 1; d += 2) {
+                spmv_plan_options_t o = tile_options(d < 0 ? 32 : 64, 0, d, d > 0 ? 2 : 0);
+                check_update(ctx, cases[i].A, B, nv, &o, cases[i].name);
+            }
+            spmv_matrix_destroy(B);
+            free(nv);
+        }
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
+Test(tile_update, values_with_repeated_entries)
+{
+    /* the crafted matrix with repeats: update_values takes creator-order values and sums repeats again */
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int prec = 0; prec < 2; prec++) {
+        spmv_precision_t p = prec ? SPMV_F64 : SPMV_F32;
+        spmv_matrix_t *A = crafted(p, 21, 1);
+        const int32_t src_nnz = A->src_nnz;
+        cr_assert(A->src_map != NULL && src_nnz > A->nnz, "the crafted matrix should have repeats");
+        void *nv = malloc((size_t)src_nnz * spmvport_value_size(p)); /* new creator-order values */
+        cr_assert(nv);
+        support_random_vector(nv, src_nnz, p, 5);
+        /* B2: A's pattern with creator values nv, built by summing through A's own map */
+        double *sum = calloc((size_t)A->nnz + 1, sizeof *sum);
+        cr_assert(sum);
+        for (int32_t k = 0; k < src_nnz; k++)
+            sum[A->src_map[k]] += p == SPMV_F32 ? (double)((float *)nv)[k] : ((double *)nv)[k];
+        void *sv = malloc(((size_t)A->nnz + 1) * spmvport_value_size(p));
+        cr_assert(sv);
+        for (int32_t k = 0; k < A->nnz; k++) {
+            if (p == SPMV_F32) ((float *)sv)[k] = (float)sum[k];
+            else ((double *)sv)[k] = sum[k];
+        }
+        spmv_matrix_t *B2 = NULL;
+        cr_assert_eq(spmv_matrix_create_csr(&B2, A->m, A->n, A->nnz, A->row_ptr, A->col_idx, sv, p, 0,
+                                            SPMV_MATRIX_ALLOW_NONFINITE),
+                     SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+        for (int d = -1; d <= 1; d += 2) {
+            spmv_plan_options_t o = tile_options(32, 0, d, 0);
+            check_update(ctx, A, B2, nv, &o, "crafted with repeats");
+        }
+        free(sum), free(sv), free(nv);
+        spmv_matrix_destroy(A), spmv_matrix_destroy(B2);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* ---- (e): plan statistics -------------------------------------------------------------------------------------- */
+
+static long long stat_value(const char *stats, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s=", key);
+    const char *at = stats;
+    while ((at = strstr(at, pat)) != NULL) {
+        if (at == stats || at[-1] == ';') return atoll(at + strlen(pat));
+        at++;
+    }
+    cr_assert_fail("stats lack %s: %s", key, stats);
+    return -1;
+}
+
+Test(tile_stats, histogram_tiles_deferred_index_bytes)
+{
+    static const char *const names[] = {"csr", "coo", "ell", "hyb", "dns", "dnsrow", "dnscol"};
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = crafted(SPMV_F64, 4, 0);
+    for (int d = -1; d <= 1; d += 2) {
+        spmv_plan_options_t o = tile_options(32, 0, d, 0);
+        spmv_plan_t *plan = NULL;
+        spmv_plan_info_t info;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        cr_assert(info.deterministic == 1 && info.format == SPMV_FORMAT_TILE);
+        long long tiles = 0, nnz = 0, coo_tiles = stat_value(info.stats, "coo_tiles"),
+                  hyb_tiles = stat_value(info.stats, "hyb_tiles");
+        for (int f = 0; f < 7; f++) {
+            char key[32];
+            snprintf(key, sizeof key, "%s_tiles", names[f]);
+            tiles += stat_value(info.stats, key);
+            snprintf(key, sizeof key, "%s_nnz", names[f]);
+            nnz += stat_value(info.stats, key);
+        }
+        cr_assert_eq(nnz, info.nnz, "histogram non-zeros: %s", info.stats);
+        /* with deferred COO the COO tiles leave the tiled part; the histogram still counts the selection */
+        cr_assert_eq(stat_value(info.stats, "tiles"), d > 0 ? tiles - coo_tiles : tiles, "%s", info.stats);
+        long long deferred = stat_value(info.stats, "deferred_nnz");
+        cr_assert(d > 0 ? deferred >= stat_value(info.stats, "coo_nnz") + hyb_tiles : deferred == 0, "%s", info.stats);
+        cr_assert(strstr(info.stats, "index_bytes_per_nnz=") != NULL, "%s", info.stats);
+        double ib = atof(strstr(info.stats, "index_bytes_per_nnz=") + strlen("index_bytes_per_nnz="));
+        cr_assert(ib > 0 && ib < 4.0, "index bytes per non-zero %g should be below CSR's 4 here: %s", ib, info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
