@@ -26,4 +26,8 @@ SPMVPORT_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS
 grep -E 'tests passed|tests failed' "$build-asan.ctest.log" | sed 's/^/asan: /' 
 
 echo "== tests ($build)"
-ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 2400
+rc=0
+ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 2400 2>&1 | tee "$build.ctest.log" || rc=$?
+# end with CTest's summary line (the list of skipped GPU suites would otherwise come last)
+grep -E '^[0-9]+% tests passed' "$build.ctest.log" | tail -n 1
+exit $rc
