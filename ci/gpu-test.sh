@@ -8,13 +8,15 @@
 #       device run may carry), and copies the shared matrices into .device-matrices/. Prints the device call.
 #
 #   bash ci/gpu-test.sh [run] [STAGE ...]        on the GPU machine, in the repository root
-#       STAGEs: tests memcheck racecheck bench (default: all four, in that order). Logs and a summary go to $OUT
+#       STAGEs: tests memcheck racecheck bench variants shared (default: the first four, in that order). Logs and a summary go to $OUT
 #       (default /tmp/spmvport-gpu-test): summary.txt tests.log memcheck.log racecheck.log bench.log bench.csv.
 #       tests      every test binary of the bundle, SPMVPORT_BACKEND_PATH at the bundled modules and
 #                  SPMVPORT_MATRIX_DIR at the copied matrices
 #       memcheck   compute-sanitizer --tool memcheck on the CUDA GPU tests (filters below), child processes too
 #       racecheck  compute-sanitizer --tool racecheck on the GPU tests whose kernels use shared memory
 #       bench      spmvport-bench --backend cuda --suite large --precision both, if the build has it
+#       variants   the format variants the issues compare (f64), rows in variants.csv
+#       shared     the four largest shared matrices, every format, both precisions, rows in shared.csv
 #     Each stage runs under a time limit so that one device call (10 minutes) holds them all:
 #       GPU_TEST_TIME_TESTS=200 GPU_TEST_TIME_MEMCHECK=140 GPU_TEST_TIME_RACECHECK=60 GPU_TEST_TIME_BENCH=170
 #     GPU_TEST_MEMCHECK_FILTERS / GPU_TEST_RACECHECK_FILTERS: space-separated Criterion --filter patterns
@@ -159,6 +161,50 @@ run_bench() {
   [ $rc -ne 0 ] && failed=1
 }
 
+# The comparisons the format issues ask for, f64, one bench call per variant, rows appended to variants.csv:
+# csr_lb chunk sizes, AMF-CSR fixed folding, HBP atomics and sort2D grouping, TileSpMV all-CSR tiles and
+# no deferred COO, EHYB in the plan's ordering.
+run_variants() {
+  local b=$bin/spmvport-bench start=$SECONDS limit=${GPU_TEST_TIME_VARIANTS:-120} left rc
+  [ -x "$b" ] || { note "variants: skipped (no spmvport-bench)"; return; }
+  local graphs="gen:kron:20:16 gen:circuit:5000000" meshes="gen:stencil3d:7:160 gen:fem3d:3:48"
+  local -a runs=(
+    "csr_lb nnz_per_warp=512 $graphs" "csr_lb nnz_per_warp=1024 $graphs"
+    "amf_csr amf_fixed_fold=2 $graphs $meshes" "amf_csr amf_fixed_fold=4 $graphs $meshes"
+    "hbp hbp_combine=2 $graphs" "hbp hbp_grouping=1 $graphs"
+    "tile tile_variant=1 $meshes gen:kron:20:16" "tile tile_deferred_coo=-1 $meshes gen:kron:20:16"
+    "ehyb ehyb_plan_ordering=1 $meshes")
+  local r fmt popt mats first=1
+  for r in "${runs[@]}"; do
+    read -r fmt popt mats <<<"$r"
+    left=$((limit - (SECONDS - start)))
+    if [ $left -le 5 ]; then note "variants: time limit reached before $fmt $popt"; break; fi
+    # shellcheck disable=SC2086
+    limited "$left" "$b" --backend cuda --format "$fmt" --plan-option "$popt" --precision f64 --quiet \
+      --csv "$OUT/variant.csv" $mats >>"$OUT/variants.log" 2>&1
+    rc=$?
+    if [ -f "$OUT/variant.csv" ]; then
+      if [ $first -eq 1 ]; then cat "$OUT/variant.csv" >"$OUT/variants.csv"; first=0
+      else tail -n +2 "$OUT/variant.csv" >>"$OUT/variants.csv"; fi
+      rm -f "$OUT/variant.csv"
+    fi
+    note "variants: $fmt $popt: rc=$rc"
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] && failed=1
+  done
+}
+
+# The largest shared SuiteSparse matrices, every format, both precisions.
+run_shared() {
+  local b=$bin/spmvport-bench d=$SPMVPORT_MATRIX_DIR rc
+  [ -x "$b" ] || { note "shared: skipped (no spmvport-bench)"; return; }
+  limited "${GPU_TEST_TIME_SHARED:-90}" "$b" --backend cuda --precision both --quiet --csv "$OUT/shared.csv" \
+    "$d/NotreDame_www.mtx.gz" "$d/cage11.mtx.gz" "$d/bcsstk33.mtx.gz" "$d/Groebner_id2003_aug.mtx.gz" \
+    >"$OUT/shared.log" 2>&1
+  rc=$?
+  note "shared: rc=$rc, $(($(wc -l <"$OUT/shared.csv" 2>/dev/null || echo 1) - 1)) rows in shared.csv"
+  [ $rc -ne 0 ] && failed=1
+}
+
 for s in $stages; do
   case $s in
   tests) run_tests ;;
@@ -170,6 +216,8 @@ gpu_cuda/@(tile|hbp|amf_csr|teb|ehyb)_corpus_*}" "${GPU_TEST_TIME_MEMCHECK:-140}
     run_sanitizer racecheck "${GPU_TEST_RACECHECK_FILTERS:-gpu_cuda/csr_lb_corpus_* \
 gpu_cuda/@(tile|hbp|amf_csr|teb|ehyb)_corpus_f64}" "${GPU_TEST_TIME_RACECHECK:-60}" ;;
   bench) run_bench ;;
+  variants) run_variants ;;
+  shared) run_shared ;;
   *) note "gpu-test: unknown stage '$s'"; failed=1 ;;
   esac
 done
