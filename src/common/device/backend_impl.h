@@ -27,6 +27,7 @@
 #include "hbp_kernels.h"
 #include "teb_kernels.h"
 #include "tile_kernels.h"
+#include "ehyb_kernels.h"
 
 namespace {
 
@@ -217,7 +218,7 @@ bool has_kernels(spmv_format_t f)
 {
     return f == SPMV_FORMAT_CSR_SCALAR || f == SPMV_FORMAT_CSR_VECTOR || f == SPMV_FORMAT_CSR_LB ||
            f == SPMV_FORMAT_VENDOR || f == SPMV_FORMAT_AMF_CSR || f == SPMV_FORMAT_HBP || f == SPMV_FORMAT_TEB ||
-           f == SPMV_FORMAT_TILE;
+           f == SPMV_FORMAT_TILE || f == SPMV_FORMAT_EHYB;
 }
 
 /* What the CSR kernels rely on in the builder's layout; NULL when fd is usable on a device of this warp size. */
@@ -251,6 +252,7 @@ const char *layout_problem(const spmvport_format_data *fd, int warp)
     case SPMV_FORMAT_HBP: return hbp_layout_problem(fd, warp);
     case SPMV_FORMAT_TEB: return teb_layout_problem(fd, warp);
     case SPMV_FORMAT_TILE: return tile_layout_problem(fd, warp);
+    case SPMV_FORMAT_EHYB: return ehyb_layout_problem(fd, warp);
     default: return "no kernels";
     }
 }
@@ -411,6 +413,7 @@ void launch_format(const gpu_plan *p, double alpha, const void *x, double beta, 
     case SPMV_FORMAT_HBP: launch_hbp<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_TEB: launch_teb<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_TILE: launch_tile<W, T>(p, alpha, x, beta, y, s); break;
+    case SPMV_FORMAT_EHYB: launch_ehyb<W, T>(p, alpha, x, beta, y, s); break;
     default: launch_csr<W, T>(p, alpha, x, beta, y, s); break; /* csr_*, and vendor plans of empty shapes */
     }
 }

@@ -1,0 +1,626 @@
+/*
+ * test_format_ehyb.c -- format ehyb (explicit caching hybrid, METIS-partitioned):
+ *   (a) the CPU executor against the oracle on the edge-case corpus and every shared matrix, at warp size 32 and
+ *       64, f32 and f64 (support_check_format: alpha/beta cases, repeated executes, y poisoned when beta = 0);
+ *   (b) the option variants: plan ordering (x and y permuted by the test through spmv_plan_get_permutation),
+ *       another METIS seed, out-of-range options; device variants through the builder (tiny shared memory: many
+ *       parts and cut parts; H100- and MI250-like figures);
+ *   (c) layout invariants through spmvport_format_build: permutations are permutations, parts and slices tile the
+ *       rows and columns, every non-zero stored exactly once at its row and column (the CSR rebuilt from the
+ *       arrays through value_map), padding inert, ER ranks and slots consistent, counters zero between calls,
+ *       bytes accounted, plans reproducible;
+ *   (d) spmv_plan_update_values against a plan made from a matrix with the new values;
+ *   (e) the plan info statistics; many repeated executes (the counters are reset inside every call).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_ref.h"
+#include "format_builders.h"
+#include "format_ehyb.h"
+#include "internal.h"
+#include "support.h"
+
+/* ==================================================================================================== */
+/* Helpers                                                                                              */
+/* ==================================================================================================== */
+
+static spmv_plan_options_t options(int warp_size, int plan_ordering, int seed)
+{
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    opt.warp_size = warp_size;
+    opt.ehyb_plan_ordering = plan_ordering;
+    opt.ehyb_seed = seed;
+    return opt;
+}
+
+static void build(spmvport_format_data *fd, const spmv_matrix_t *A, int w, const spmv_device_info_t *dev,
+                  const spmv_plan_options_t *opt)
+{
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_EHYB, w, dev, opt, msg, sizeof msg);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+}
+
+#define ARR(fd, slot, type) ((type)(fd)->arrays[(slot)].data)
+
+static size_t vsize(spmv_precision_t p) { return p == SPMV_F32 ? sizeof(float) : sizeof(double); }
+
+static double value_at(const void *v, spmv_precision_t p, int64_t k)
+{
+    return p == SPMV_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
+}
+
+static void check_permutation(const int32_t *perm, int32_t count, const char *what, const char *name)
+{
+    char *seen = calloc((size_t)count + 1, 1);
+    cr_assert(seen);
+    for (int32_t i = 0; i < count; i++) {
+        cr_assert(perm[i] >= 0 && perm[i] < count, "%s: %s[%d] = %d out of range", name, what, i, perm[i]);
+        cr_assert(!seen[perm[i]], "%s: %s repeats %d", name, what, perm[i]);
+        seen[perm[i]] = 1;
+    }
+    free(seen);
+}
+
+/* The layout invariants of format_ehyb.h. */
+static void check_invariants(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    const int W = fd->warp_size;
+    const int64_t *prm = fd->params;
+    const int32_t m = A->m, n = A->n, nnz = A->nnz;
+    const int32_t parts = (int32_t)prm[SPMVPORT_EHYB_P_PARTS], slices = (int32_t)prm[SPMVPORT_EHYB_P_SLICES];
+    const int32_t n_er = (int32_t)prm[SPMVPORT_EHYB_P_ER_ROWS], chunks = (int32_t)prm[SPMVPORT_EHYB_P_CHUNKS];
+    const int32_t er_slices = (int32_t)prm[SPMVPORT_EHYB_P_ER_SLICES];
+    const int32_t ell_slots = (int32_t)prm[SPMVPORT_EHYB_P_ELL_SLOTS];
+    const int32_t er_slots = (int32_t)prm[SPMVPORT_EHYB_P_ER_SLOTS];
+    const int ordering = (int)prm[SPMVPORT_EHYB_P_PLAN_ORDERING];
+    const size_t vs = vsize(A->precision);
+
+    cr_assert_eq(fd->narrays, SPMVPORT_EHYB_NARRAYS, "%s", name);
+    cr_assert_eq(fd->row_perm_array, SPMVPORT_EHYB_ROW_PERM);
+    cr_assert_eq(fd->col_perm_array, SPMVPORT_EHYB_COL_PERM);
+    cr_assert(parts >= 1 && prm[SPMVPORT_EHYB_P_BLOCK] == SPMVPORT_EHYB_BLOCK_THREADS, "%s", name);
+    cr_assert(prm[SPMVPORT_EHYB_P_SEG_MAX] <= SPMVPORT_EHYB_MAX_SEGMENT, "%s", name);
+    cr_assert_eq(fd->value_slots, (int64_t)ell_slots + er_slots, "%s", name);
+    cr_assert_eq(fd->arrays[SPMVPORT_EHYB_ELL_VAL].bytes, (size_t)ell_slots * vs, "%s", name);
+    cr_assert_eq(fd->arrays[SPMVPORT_EHYB_ER_VAL].bytes, (size_t)er_slots * vs, "%s", name);
+    cr_assert_eq(fd->arrays[SPMVPORT_EHYB_ELL_COL].bytes, (size_t)ell_slots * sizeof(uint16_t), "%s", name);
+    cr_assert_eq(fd->arrays[SPMVPORT_EHYB_SYNC].bytes, (2 + (size_t)n_er) * sizeof(int32_t), "%s", name);
+    for (int a = 0; a < fd->narrays; a++)
+        cr_assert_eq(fd->arrays[a].is_values, a == SPMVPORT_EHYB_ELL_VAL || a == SPMVPORT_EHYB_ER_VAL, "%s", name);
+
+    const int32_t *row_perm = ARR(fd, SPMVPORT_EHYB_ROW_PERM, const int32_t *);
+    const int32_t *col_perm = ARR(fd, SPMVPORT_EHYB_COL_PERM, const int32_t *);
+    check_permutation(row_perm, m, "row_perm", name);
+    check_permutation(col_perm, n, "col_perm", name);
+    if (m == n)
+        cr_assert(m == 0 || memcmp(row_perm, col_perm, (size_t)m * sizeof *row_perm) == 0,
+                  "%s: square matrix renumbered unsymmetrically", name);
+    int32_t *col_inv = malloc(((size_t)n + 1) * sizeof *col_inv), *row_of = malloc(((size_t)nnz + 1) * sizeof *row_of);
+    int32_t *seen = calloc((size_t)nnz + 1, sizeof *seen), *rank_row = malloc(((size_t)m + 1) * sizeof *rank_row);
+    cr_assert(col_inv && row_of && seen && rank_row);
+    for (int32_t j = 0; j < n; j++) col_inv[col_perm[j]] = j;
+    for (int32_t i = 0; i < m; i++)
+        for (int32_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) row_of[k] = i;
+
+    /* parts tile the plan rows, columns and slices */
+    const int32_t *part = ARR(fd, SPMVPORT_EHYB_PART, const int32_t *);
+    cr_assert(part[0] == 0 && part[1] == 0 && part[2] == 0, "%s", name);
+    cr_assert(part[3 * parts] == m && part[3 * parts + 1] == n && part[3 * parts + 2] == slices, "%s", name);
+    const int32_t *ell_ptr = ARR(fd, SPMVPORT_EHYB_ELL_PTR, const int32_t *);
+    const uint64_t *slice_er = ARR(fd, SPMVPORT_EHYB_SLICE_ER, const uint64_t *);
+    const uint16_t *ell_col = ARR(fd, SPMVPORT_EHYB_ELL_COL, const uint16_t *);
+    const void *ell_val = fd->arrays[SPMVPORT_EHYB_ELL_VAL].data, *er_val = fd->arrays[SPMVPORT_EHYB_ER_VAL].data;
+    const int32_t *er_meta = ARR(fd, SPMVPORT_EHYB_ER_META, const int32_t *);
+    const int32_t near_slots = (int32_t)prm[SPMVPORT_EHYB_P_NEAR_SLOTS];
+    cr_assert(ell_ptr[0] == 0 && ell_ptr[2 * slices] == ell_slots, "%s", name);
+    cr_assert(ell_ptr[1] == 0 && ell_ptr[2 * slices + 1] == near_slots && near_slots <= er_slots, "%s", name);
+    const int32_t *er_col = ARR(fd, SPMVPORT_EHYB_ER_COL, const int32_t *);
+    const int32_t *er_map = fd->value_map + ell_slots;
+    int64_t covered = 0;
+    for (int32_t r = 0; r < m; r++) rank_row[r] = -1;
+    for (int32_t e = 0; e < n_er; e++) {
+        cr_assert(er_meta[2 * e] >= 0 && er_meta[2 * e] < m && (e == 0 || er_meta[2 * e] > er_meta[2 * e - 2]),
+                  "%s: ranks must follow plan rows", name);
+        cr_assert(er_meta[2 * e + 3] - er_meta[2 * e + 1] >= 2, "%s: rank %d has fewer than two slots", name, e);
+        rank_row[er_meta[2 * e]] = e;
+    }
+    cr_assert_eq(er_meta[2 * n_er + 1] * vs, fd->arrays[SPMVPORT_EHYB_PARTIAL].bytes, "%s", name);
+
+    for (int32_t p = 0; p < parts; p++) {
+        const int32_t rb = part[3 * p], cb = part[3 * p + 1], sb = part[3 * p + 2];
+        const int32_t re = part[3 * p + 3], ce = part[3 * p + 4], se = part[3 * p + 5];
+        cr_assert(rb <= re && cb <= ce && sb <= se, "%s: part %d not monotone", name, p);
+        cr_assert(ce - cb <= prm[SPMVPORT_EHYB_P_SEG_MAX], "%s: part %d segment past seg_max", name, p);
+        cr_assert_eq(se - sb, (re - rb + W - 1) / W, "%s: part %d slices", name, p);
+        for (int32_t s = sb; s < se; s++) {
+            const int32_t off = ell_ptr[2 * s], noff = ell_ptr[2 * s + 1];
+            cr_assert((ell_ptr[2 * s + 2] - off) % W == 0 && ell_ptr[2 * s + 2] >= off, "%s", name);
+            cr_assert((ell_ptr[2 * s + 3] - noff) % W == 0 && ell_ptr[2 * s + 3] >= noff, "%s", name);
+            const int32_t width = (ell_ptr[2 * s + 2] - off) / W, nwidth = (ell_ptr[2 * s + 3] - noff) / W;
+            int32_t expect_rank = (int32_t)slice_er[2 * s + 1];
+            for (int lane = 0; lane < W; lane++) {
+                const int32_t r = rb + (s - sb) * W + lane;
+                const int has = (int)((slice_er[2 * s] >> lane) & 1u);
+                cr_assert(r < re || !has, "%s: ER bit on a missing row", name);
+                if (r < re) {
+                    cr_assert_eq(has, rank_row[r] >= 0, "%s: slice %d lane %d ER bit", name, s, lane);
+                    if (has) cr_assert_eq(rank_row[r], expect_rank++, "%s: slice %d lane %d rank", name, s, lane);
+                }
+                for (int32_t k = 0; k < nwidth; k++) { /* the near-ER block */
+                    const int32_t q = noff + k * W + lane, src = er_map[q];
+                    if (src < 0) {
+                        cr_assert(er_col[q] == -1 && value_at(er_val, A->precision, q) == 0.0,
+                                  "%s: near padding slot %d not inert", name, q);
+                        continue;
+                    }
+                    cr_assert(r < re && src < nnz && row_of[src] == row_perm[r], "%s: near slot %d row", name, q);
+                    cr_assert_eq(er_col[q], ordering ? col_inv[A->col_idx[src]] : A->col_idx[src], "%s", name);
+                    cr_assert(value_at(er_val, A->precision, q) == value_at(A->values, A->precision, src), "%s", name);
+                    seen[src]++;
+                    covered++;
+                }
+                for (int32_t k = 0; k < width; k++) {
+                    const int32_t q = off + k * W + lane, src = fd->value_map[q];
+                    if (src < 0) {
+                        cr_assert(ell_col[q] == ce - cb && value_at(ell_val, A->precision, q) == 0.0,
+                                  "%s: ELL padding slot %d not inert", name, q);
+                        continue;
+                    }
+                    cr_assert(r < re && src < nnz && row_of[src] == row_perm[r], "%s: ELL slot %d row", name, q);
+                    cr_assert(ell_col[q] < ce - cb && col_perm[cb + ell_col[q]] == A->col_idx[src],
+                              "%s: ELL slot %d column", name, q);
+                    cr_assert(value_at(ell_val, A->precision, q) == value_at(A->values, A->precision, src), "%s", name);
+                    seen[src]++;
+                }
+            }
+        }
+    }
+    /* the ER part: chunks, then slices */
+    const int32_t *work = ARR(fd, SPMVPORT_EHYB_ER_WORK, const int32_t *);
+#define CHECK_ER_SLOT(q, e)                                                                                        \
+    do {                                                                                                           \
+        const int32_t src_ = er_map[(q)];                                                                          \
+        cr_assert(src_ >= 0 && src_ < nnz && row_of[src_] == row_perm[er_meta[2 * (e)]], "%s: ER slot %d row",     \
+                  name, (int)(q));                                                                                 \
+        cr_assert_eq(er_col[(q)], ordering ? col_inv[A->col_idx[src_]] : A->col_idx[src_], "%s: ER col", name);   \
+        cr_assert(value_at(er_val, A->precision, (q)) == value_at(A->values, A->precision, src_), "%s", name);     \
+        seen[src_]++;                                                                                              \
+        covered++;                                                                                                 \
+    } while (0)
+    for (int32_t c = 0; c < chunks; c++) {
+        const int32_t *ch = work + 4 * c, e = ch[0];
+        cr_assert(e >= 0 && e < n_er && ch[1] >= 0 && ch[2] >= near_slots && ch[2] <= ch[3], "%s: chunk %d", name, c);
+        cr_assert(er_meta[2 * e + 1] + 1 + ch[1] < er_meta[2 * e + 3], "%s: chunk %d slot", name, c);
+        for (int32_t q = ch[2]; q < ch[3]; q++) CHECK_ER_SLOT(q, e);
+    }
+    const int32_t *sptr = work + 4 * chunks, *lanes = sptr + er_slices + 1;
+    cr_assert(sptr[er_slices] == er_slots && (er_slices == 0 || sptr[0] >= near_slots), "%s", name);
+    for (int32_t s = 0; s < er_slices; s++)
+        for (int lane = 0; lane < W; lane++) {
+            const int32_t e = lanes[2 * (s * W + lane)], len = lanes[2 * (s * W + lane) + 1];
+            cr_assert(e >= -1 && e < n_er && len >= 0 && sptr[s] + len * W <= sptr[s + 1], "%s", name);
+            if (e >= 0) cr_assert_eq(er_meta[2 * e + 3] - er_meta[2 * e + 1], 2, "%s: short rank slots", name);
+            for (int32_t k = 0; k < len; k++) CHECK_ER_SLOT(sptr[s] + k * W + lane, e);
+        }
+#undef CHECK_ER_SLOT
+    int64_t mapped = 0;
+    for (int32_t q = 0; q < er_slots; q++) mapped += er_map[q] >= 0;
+    cr_assert_eq(mapped, covered, "%s: ER entries outside every work item", name);
+    for (int32_t k = 0; k < nnz; k++) cr_assert_eq(seen[k], 1, "%s: entry %d stored %d times", name, k, seen[k]);
+    const int32_t *sync = ARR(fd, SPMVPORT_EHYB_SYNC, const int32_t *);
+    for (int32_t i = 0; i < 2 + n_er; i++) cr_assert_eq(sync[i], 0, "%s: counter %d is %d", name, i, sync[i]);
+    free(col_inv); free(row_of); free(seen); free(rank_row);
+}
+
+/* Run the CPU executor on fd directly (user ordering) for the three alpha/beta cases, twice each, and check. */
+static void run_direct(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *name)
+{
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    const size_t vs = vsize(A->precision);
+    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1));
+    void *y1 = malloc(vs * ((size_t)A->m + 1)), *y2 = malloc(vs * ((size_t)A->m + 1));
+    cr_assert(x && y0 && y1 && y2);
+    support_random_vector(x, A->n, A->precision, 11);
+    for (int c = 0; c < 3; c++) {
+        support_random_vector(y0, A->m, A->precision, 12 + (uint64_t)c);
+        memcpy(y1, y0, vs * (size_t)A->m);
+        memcpy(y2, y0, vs * (size_t)A->m);
+        spmvport_cpu_ehyb(fd, cases[c][0], x, cases[c][1], y1);
+        spmvport_cpu_ehyb(fd, cases[c][0], x, cases[c][1], y2);
+        double ratio;
+        int32_t row;
+        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y1, &ratio, &row), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1.0, "%s: row %d off by %g x the bound", name, row, ratio);
+        cr_assert(memcmp(y1, y2, vs * (size_t)A->m) == 0, "%s: repeated execute differs", name);
+    }
+    free(x); free(y0); free(y1); free(y2);
+}
+
+/* ==================================================================================================== */
+/* (a) the executor against the oracle                                                                   */
+/* ==================================================================================================== */
+
+static void corpus(int warp_size, spmv_precision_t p, int plan_ordering, int seed)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt = options(warp_size, plan_ordering, seed);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_EHYB, &opt, cases[i].name, cases[i].A, 0);
+    support_cases_free(cases, n);
+    spmv_context_destroy(ctx);
+}
+
+static void shared(int warp_size, spmv_precision_t p)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt = options(warp_size, 0, 0);
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        support_check_format(ctx, SPMV_FORMAT_EHYB, &opt, names[i], A, 0);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+    spmv_context_destroy(ctx);
+}
+
+Test(ehyb, corpus_w32_f64) { corpus(32, SPMV_F64, 0, 0); }
+Test(ehyb, corpus_w64_f64) { corpus(64, SPMV_F64, 0, 0); }
+Test(ehyb, corpus_w32_f32) { corpus(32, SPMV_F32, 0, 0); }
+Test(ehyb, corpus_w64_f32) { corpus(64, SPMV_F32, 0, 0); }
+Test(ehyb, shared_w32_f64, .timeout = 600) { shared(32, SPMV_F64); }
+Test(ehyb, shared_w64_f64, .timeout = 600) { shared(64, SPMV_F64); }
+Test(ehyb, shared_w32_f32, .timeout = 600) { shared(32, SPMV_F32); }
+Test(ehyb, shared_w64_f32, .timeout = 600) { shared(64, SPMV_F32); }
+
+/* ==================================================================================================== */
+/* (b) option and device variants                                                                        */
+/* ==================================================================================================== */
+
+Test(ehyb, other_seed) { corpus(32, SPMV_F64, 0, 7); }
+
+/* Plan ordering: the test permutes x and y0 into the plan's order and y back, through the public API. */
+static void plan_ordering_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, const char *name)
+{
+    int32_t m, n;
+    spmv_precision_t p;
+    spmv_matrix_get_size(A, &m, &n, NULL, &p);
+    const size_t vs = vsize(p);
+    spmv_plan_options_t opt_user = options(w, 0, 0), opt_plan = options(w, 1, 0);
+    spmv_plan_t *plan = NULL, *user = NULL;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt_plan), SPMV_STATUS_SUCCESS, "%s: %s", name,
+                 spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_create(&user, ctx, A, SPMV_FORMAT_EHYB, &opt_user), SPMV_STATUS_SUCCESS);
+    const int32_t *rp, *cp, *rp_user, *cp_user;
+    cr_assert_eq(spmv_plan_get_permutation(plan, &rp, &cp), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_get_permutation(user, &rp_user, &cp_user), SPMV_STATUS_SUCCESS);
+    cr_assert(rp && cp && rp_user && cp_user, "%s: ehyb must expose its permutations", name);
+    check_permutation(rp, m, "row_perm", name);
+    check_permutation(cp, n, "col_perm", name);
+    cr_assert(memcmp(rp, rp_user, (size_t)m * sizeof *rp) == 0 && memcmp(cp, cp_user, (size_t)n * sizeof *cp) == 0,
+              "%s: the ordering option must not change the permutation", name);
+
+    char *x = malloc(vs * ((size_t)n + 1)), *xp = malloc(vs * ((size_t)n + 1)), *y0 = malloc(vs * ((size_t)m + 1));
+    char *yp = malloc(vs * ((size_t)m + 1)), *y = malloc(vs * ((size_t)m + 1));
+    cr_assert(x && xp && y0 && yp && y);
+    support_random_vector(x, n, p, 21);
+    support_random_vector(y0, m, p, 22);
+    for (int32_t j = 0; j < n; j++) memcpy(xp + (size_t)j * vs, x + (size_t)cp[j] * vs, vs);
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    for (int c = 0; c < 3; c++) {
+        for (int32_t i = 0; i < m; i++) memcpy(yp + (size_t)i * vs, y0 + (size_t)rp[i] * vs, vs);
+        for (int rep = 0; rep < 2; rep++) { /* the second call must find the counters reset */
+            if (rep == 1)
+                for (int32_t i = 0; i < m; i++) memcpy(yp + (size_t)i * vs, y0 + (size_t)rp[i] * vs, vs);
+            cr_assert_eq(spmv_execute(plan, cases[c][0], xp, cases[c][1], yp), SPMV_STATUS_SUCCESS);
+            for (int32_t i = 0; i < m; i++) memcpy(y + (size_t)rp[i] * vs, yp + (size_t)i * vs, vs);
+            double ratio;
+            int32_t row;
+            cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row),
+                         SPMV_STATUS_SUCCESS);
+            cr_assert(ratio <= 1.0, "%s plan ordering: row %d off by %g x the bound", name, row, ratio);
+        }
+    }
+    free(x); free(xp); free(y0); free(yp); free(y);
+    spmv_plan_destroy(plan);
+    spmv_plan_destroy(user);
+}
+
+static void plan_ordering(int w, spmv_precision_t p)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) plan_ordering_case(ctx, cases[i].A, w, cases[i].name);
+    support_cases_free(cases, n);
+    const char *few[] = {"bcsstk13", "abtaha1", "lp_ship04l"};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = support_read_shared(few[i], p);
+        plan_ordering_case(ctx, A, w, few[i]);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
+Test(ehyb, plan_ordering_w32_f64) { plan_ordering(32, SPMV_F64); }
+Test(ehyb, plan_ordering_w64_f32) { plan_ordering(64, SPMV_F32); }
+
+/* Device figures other than the CPU defaults, through the builder: layouts, invariants and results. */
+static void device_variant(const spmv_device_info_t *dev, int w, spmv_precision_t p, int plan_ord)
+{
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    spmv_plan_options_t opt = options(w, plan_ord, 0);
+    for (int i = 0; i < n; i++) {
+        spmvport_format_data fd;
+        build(&fd, cases[i].A, w, dev, &opt);
+        check_invariants(&fd, cases[i].A, cases[i].name);
+        if (!plan_ord) run_direct(&fd, cases[i].A, cases[i].name);
+        check_invariants(&fd, cases[i].A, cases[i].name); /* counters back to zero after the calls */
+        spmvport_format_data_free(&fd);
+    }
+    support_cases_free(cases, n);
+}
+
+Test(ehyb, device_tiny_shared_memory)
+{
+    /* 4 KiB of shared memory: segments of at most 127 (f64) or 255 (f32) columns, so METIS makes many parts and
+     * parts past the cap are cut */
+    spmv_device_info_t dev = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 4,
+                              .shared_mem_per_block = 4096};
+    device_variant(&dev, 32, SPMV_F64, 0);
+    device_variant(&dev, 64, SPMV_F32, 0);
+    device_variant(&dev, 32, SPMV_F32, 1);
+}
+
+Test(ehyb, device_h100_and_mi250)
+{
+    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
+                               .shared_mem_per_block = 232448};
+    spmv_device_info_t mi250 = {.backend = SPMV_BACKEND_HIP, .warp_size = 64, .multiprocessors = 110,
+                                .shared_mem_per_block = 65536};
+    device_variant(&h100, 32, SPMV_F64, 0);
+    device_variant(&mi250, 64, SPMV_F64, 0);
+}
+
+Test(ehyb, bad_options)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:8", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t opt = options(0, 2, 0);
+    spmv_plan_t *plan = NULL;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(spmv_last_error(ctx), "ehyb_plan_ordering") != NULL, "%s", spmv_last_error(ctx));
+    cr_assert_null(plan);
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    opt = options(16, 0, 0);
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_EHYB, 16, NULL, &opt, msg, sizeof msg),
+                 SPMV_STATUS_NOT_SUPPORTED, "%s", msg);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* ==================================================================================================== */
+/* (c) invariants                                                                                        */
+/* ==================================================================================================== */
+
+Test(ehyb, invariants_corpus)
+{
+    for (int w = 32; w <= 64; w *= 2)
+        for (int ord = 0; ord <= 1; ord++) {
+            support_case *cases;
+            int n = support_edge_corpus(w == 32 ? SPMV_F64 : SPMV_F32, &cases);
+            spmv_plan_options_t opt = options(w, ord, 0);
+            for (int i = 0; i < n; i++) {
+                spmvport_format_data fd;
+                build(&fd, cases[i].A, w, NULL, &opt);
+                check_invariants(&fd, cases[i].A, cases[i].name);
+                spmvport_format_data_free(&fd);
+            }
+            support_cases_free(cases, n);
+        }
+}
+
+Test(ehyb, invariants_shared, .timeout = 600)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    spmv_plan_options_t opt = options(32, 0, 0);
+    for (int i = 0; i < n; i += 3) { /* a third of them: the executor tests cover the rest */
+        spmv_matrix_t *A = support_read_shared(names[i], SPMV_F64);
+        spmvport_format_data fd;
+        build(&fd, A, 32, NULL, &opt);
+        check_invariants(&fd, A, names[i]);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+}
+
+Test(ehyb, long_rows_take_the_chunk_path)
+{
+    support_case *cases;
+    int n = support_edge_corpus(SPMV_F64, &cases);
+    spmv_plan_options_t opt = options(32, 0, 0);
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        if (strstr(cases[i].name, "row of 70000") == NULL && strstr(cases[i].name, "one dense row") == NULL)
+            continue;
+        spmvport_format_data fd;
+        build(&fd, cases[i].A, 32, NULL, &opt);
+        cr_assert(fd.params[SPMVPORT_EHYB_P_LONG_ROWS] >= 1 && fd.params[SPMVPORT_EHYB_P_CHUNKS] > 1,
+                  "%s: %s", cases[i].name, fd.stats);
+        /* the hub row does not widen its ELL slice to its length: padding stays below the non-zeros */
+        const int64_t slots = fd.params[SPMVPORT_EHYB_P_ELL_SLOTS] + fd.params[SPMVPORT_EHYB_P_ER_SLOTS];
+        cr_assert(slots < 2 * (int64_t)cases[i].A->nnz, "%s: %s", cases[i].name, fd.stats);
+        spmvport_format_data_free(&fd);
+        found++;
+    }
+    cr_assert_eq(found, 2);
+    support_cases_free(cases, n);
+}
+
+Test(ehyb, bytes_accounted_and_plans_reproducible)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_device_info_t info;
+    spmv_context_get_info(ctx, &info);
+    const char *specs[] = {"fem3d:3:6", "circuit:20000", "lp:300:900:7"};
+    for (int s = 0; s < 3; s++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, specs[s], SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t opt = options(0, 0, 0);
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_SUCCESS);
+        spmv_plan_info_t pi;
+        spmv_plan_get_info(plan, &pi);
+        spmvport_format_data a, b;
+        build(&a, A, pi.warp_size, &info, &opt);
+        build(&b, A, pi.warp_size, &info, &opt);
+        size_t bytes = 0;
+        cr_assert_eq(a.narrays, b.narrays);
+        for (int k = 0; k < a.narrays; k++) {
+            bytes += a.arrays[k].bytes;
+            cr_assert(a.arrays[k].bytes == b.arrays[k].bytes &&
+                      memcmp(a.arrays[k].data, b.arrays[k].data, a.arrays[k].bytes) == 0,
+                      "%s: array %s differs between two builds", specs[s], a.arrays[k].name);
+        }
+        cr_assert_eq(pi.device_bytes, bytes, "%s: device_bytes %zu, arrays %zu", specs[s], pi.device_bytes, bytes);
+        cr_assert_eq(pi.deterministic, 1);
+        spmvport_format_data_free(&a);
+        spmvport_format_data_free(&b);
+        spmv_plan_destroy(plan);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* ==================================================================================================== */
+/* (d) update_values                                                                                     */
+/* ==================================================================================================== */
+
+static void update_values_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, const char *name)
+{
+    int32_t m, n, nnz;
+    spmv_precision_t p;
+    spmv_matrix_get_size(A, &m, &n, &nnz, &p);
+    const size_t vs = vsize(p);
+    const int32_t *ptr, *col;
+    const void *val;
+    spmv_matrix_get_csr(A, &ptr, &col, &val);
+    void *v2 = malloc(vs * ((size_t)nnz + 1));
+    cr_assert(v2);
+    support_random_vector(v2, nnz, p, 31);
+    spmv_matrix_t *B = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&B, m, n, nnz, ptr, col, v2, p, 0, 0), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t opt = options(w, 0, 0);
+    spmv_plan_t *pa = NULL, *pb = NULL;
+    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_update_values(pa, v2), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    void *x = malloc(vs * ((size_t)n + 1)), *y0 = malloc(vs * ((size_t)m + 1));
+    void *ya = malloc(vs * ((size_t)m + 1)), *yb = malloc(vs * ((size_t)m + 1));
+    cr_assert(x && y0 && ya && yb);
+    support_random_vector(x, n, p, 32);
+    support_random_vector(y0, m, p, 33);
+    memcpy(ya, y0, vs * (size_t)m);
+    memcpy(yb, y0, vs * (size_t)m);
+    cr_assert_eq(spmv_execute(pa, 1.5, x, 0.5, ya), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_execute(pb, 1.5, x, 0.5, yb), SPMV_STATUS_SUCCESS);
+    cr_assert(memcmp(ya, yb, vs * (size_t)m) == 0, "%s: updated plan differs from a plan of the new values", name);
+    double ratio;
+    cr_assert_eq(spmv_reference_check(B, 1.5, x, 0.5, y0, ya, &ratio, NULL), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0, "%s: updated values off by %g x the bound", name, ratio);
+    free(v2); free(x); free(y0); free(ya); free(yb);
+    spmv_plan_destroy(pa);
+    spmv_plan_destroy(pb);
+    spmv_matrix_destroy(B);
+}
+
+Test(ehyb, update_values)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const char *specs[] = {"fem3d:3:5", "circuit:20000", "lp:300:900:7", "kron:11:8"};
+    for (int s = 0; s < 4; s++)
+        for (int pr = 0; pr < 2; pr++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, specs[s], pr ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            update_values_case(ctx, A, pr ? 64 : 32, specs[s]);
+            spmv_matrix_destroy(A);
+        }
+    spmv_context_destroy(ctx);
+}
+
+/* ==================================================================================================== */
+/* (e) statistics and repeated executes                                                                  */
+/* ==================================================================================================== */
+
+Test(ehyb, stats_keys)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:8", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    spmv_plan_t *plan = NULL;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, NULL), SPMV_STATUS_SUCCESS);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    const char *keys[] = {"K=", "P=", "parts=", "ell_width_min=", "ell_width_avg=", "ell_width_max=",
+                          "near_width_max=", "er_nnz_frac=", "far_nnz_frac=", "padding_ratio=", "graph_ms=",
+                          "metis_ms=", "reorder_ms=", "convert_ms=", "seed="};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        cr_assert(strstr(info.stats, keys[k]) != NULL, "stats lack %s: %s", keys[k], info.stats);
+    cr_assert(strstr(info.stats, "P=108;") != NULL, "CPU default P: %s", info.stats);
+    cr_assert_eq(info.format, SPMV_FORMAT_EHYB);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+Test(ehyb, many_repeated_executes)
+{
+    /* the public code never reset its ER counter: from the second call on it skipped the ER work */
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const char *specs[] = {"circuit:20000", "kron:11:8"};
+    for (int s = 0; s < 2; s++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, specs[s], SPMV_F64, 9), SPMV_STATUS_SUCCESS);
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, NULL), SPMV_STATUS_SUCCESS);
+        int32_t m, n;
+        spmv_matrix_get_size(A, &m, &n, NULL, NULL);
+        double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)m);
+        double *first = malloc(sizeof(double) * (size_t)m);
+        cr_assert(x && y && first);
+        support_random_vector(x, n, SPMV_F64, 41);
+        for (int call = 0; call < 25; call++) {
+            for (int32_t i = 0; i < m; i++) y[i] = NAN;
+            cr_assert_eq(spmv_execute(plan, 1.0, x, 0.0, y), SPMV_STATUS_SUCCESS);
+            if (call == 0) {
+                double ratio;
+                cr_assert_eq(spmv_reference_check(A, 1.0, x, 0.0, NULL, y, &ratio, NULL), SPMV_STATUS_SUCCESS);
+                cr_assert(ratio <= 1.0, "%s: off by %g x the bound", specs[s], ratio);
+                memcpy(first, y, sizeof(double) * (size_t)m);
+            } else {
+                cr_assert(memcmp(first, y, sizeof(double) * (size_t)m) == 0, "%s: call %d differs", specs[s], call);
+            }
+        }
+        spmvport_format_data fd;
+        build(&fd, A, 32, NULL, &(spmv_plan_options_t){0});
+        cr_assert(fd.params[SPMVPORT_EHYB_P_ER_ROWS] > 0, "%s: the test needs ER rows", specs[s]);
+        spmvport_format_data_free(&fd);
+        free(x); free(y); free(first);
+        spmv_plan_destroy(plan);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
