@@ -60,6 +60,7 @@ typedef struct {
     int32_t *part;    /* [nv] part of each vertex */
     int32_t nparts;
     double graph_ms, metis_ms, reorder_ms, convert_ms;
+    const char *partitioner; /* "metis", "metis_unit_weights" or "blocks" (METIS failed or was not needed) */
     /* step 3 */
     int32_t *cnt_in;  /* [m] A row's entries whose column is in the row's part (0 if the segment > 16 bits) */
     int32_t *row_perm, *col_perm, *col_inv; /* [m], [n], [n] */
@@ -294,27 +295,32 @@ static spmv_status_t metis_partition(ehyb_build *b, char *msg, size_t msglen)
     METIS_SetDefaultOptions(options);
     options[METIS_OPTION_SEED] = b->seed;
     options[METIS_OPTION_NUMBERING] = 0;
+    b->partitioner = "metis";
     int rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, vwgt, NULL, NULL, &nparts, NULL, NULL, options, &objval,
                                  mpart);
+    if (rc == METIS_ERROR && vwgt != NULL) {
+        /* METIS 5.1 gives up on some weighted power-law graphs (seen on kron:20:16): unit weights next */
+        b->partitioner = "metis_unit_weights";
+        rc = METIS_PartGraphKway(&nvtxs, &ncon, xadj, adj, NULL, NULL, NULL, &nparts, NULL, NULL, options, &objval,
+                                 mpart);
+    }
     free(vwgt);
     b->metis_ms = spmvport_now_ms() - t1;
     free(xadj);
     free(adj);
-    if (rc != METIS_OK) {
+    if (rc == METIS_ERROR_MEMORY) {
         free(mpart);
-        spmvport_msg(msg, msglen, "ehyb: METIS_PartGraphKway failed (%s) for %d vertices, %lld edges, %lld parts",
-                     rc == METIS_ERROR_MEMORY ? "out of memory" : rc == METIS_ERROR_INPUT ? "input error" : "error",
-                     b->nv, (long long)edges, (long long)b->target_parts);
-        return rc == METIS_ERROR_MEMORY ? SPMV_STATUS_OUT_OF_MEMORY : SPMV_STATUS_INTERNAL_ERROR;
+        spmvport_msg(msg, msglen, "ehyb: METIS_PartGraphKway ran out of memory for %d vertices, %lld edges, %lld "
+                     "parts", b->nv, (long long)edges, (long long)b->target_parts);
+        return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    for (int32_t v = 0; v < b->nv; v++) {
-        if (mpart[v] < 0 || mpart[v] >= nparts) {
-            free(mpart);
-            spmvport_msg(msg, msglen, "ehyb: METIS returned part %lld for vertex %d (of %lld parts)",
-                         (long long)mpart[v], v, (long long)nparts);
-            return SPMV_STATUS_INTERNAL_ERROR;
-        }
-        b->part[v] = (int32_t)mpart[v];
+    int valid = rc == METIS_OK;
+    for (int32_t v = 0; valid && v < b->nv; v++) valid = mpart[v] >= 0 && mpart[v] < nparts;
+    if (!valid) { /* a worse cut is still a correct plan: contiguous blocks, said in the stats */
+        b->partitioner = "blocks";
+        partition_blocks(b->part, b->nv, b->target_parts);
+    } else {
+        for (int32_t v = 0; v < b->nv; v++) b->part[v] = (int32_t)mpart[v];
     }
     free(mpart);
     return SPMV_STATUS_SUCCESS;
@@ -835,11 +841,11 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
     const double padding = ((double)b->ell_slots + b->er_slots - b->A->nnz) / nnz;
     const int64_t far = b->A->nnz - b->ell_nnz - b->near_nnz;
     spmvport_msg(fd->stats, sizeof fd->stats,
-                 "K=%lld;P=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
+                 "partitioner=%s;K=%lld;P=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
                  "ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
                  "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;"
                  "graph_ms=%.2f;metis_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
-                 (long long)b->K, b->P, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
+                 b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
                  b->width_max, b->near_width_max, (double)b->ell_nnz / nnz, (double)(b->A->nnz - b->ell_nnz) / nnz,
                  (double)far / nnz, b->n_er, b->n_long, b->n_chunks, b->n_er_slices, padding,
                  b->plan_ordering ? "plan" : "user", b->seed, b->graph_ms, b->metis_ms, b->reorder_ms,
