@@ -37,7 +37,7 @@
 
 /* FEM, stencil, graph, circuit, uniform. CPU: a few seconds in all. GPU: about a minute with every format. */
 static const char *const default_set_cpu[] = {"gen:fem3d:3:12", "gen:stencil3d:7:40", "gen:kron:14:16",
-                                              "gen:circuit:100000", "gen:uniform:100000:16"};
+                                              "gen:circuit:100000", "gen:uniform:50000:16"};
 static const char *const default_set_gpu[] = {"gen:fem3d:3:30", "gen:stencil3d:7:120", "gen:kron:18:16",
                                               "gen:circuit:2000000", "gen:uniform:1000000:16"};
 /* 26M..32M non-zeros: the data is 3.5x..7x a 60 MB L2 (f32..f64), so these measure memory, not cache. */
