@@ -278,3 +278,26 @@ double support_check_format(spmv_context_t *ctx, spmv_format_t format, const spm
     spmv_plan_destroy(plan);
     return worst;
 }
+
+void support_check_corpus(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
+                          spmv_precision_t p)
+{
+    support_case *cases;
+    int n = support_edge_corpus(p, &cases);
+    for (int i = 0; i < n; i++) support_check_format(ctx, format, options, cases[i].name, cases[i].A, 0);
+    support_cases_free(cases, n);
+}
+
+void support_check_shared(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
+                          spmv_precision_t p)
+{
+    char **names;
+    int n = support_shared_names(&names);
+    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
+    for (int i = 0; i < n; i++) {
+        spmv_matrix_t *A = support_read_shared(names[i], p);
+        support_check_format(ctx, format, options, names[i], A, 0);
+        spmv_matrix_destroy(A);
+    }
+    support_names_free(names, n);
+}

@@ -39,6 +39,12 @@ spmv_context_t *support_context_or_skip(spmv_backend_t backend);
 double support_check_format(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
                             const char *name, const spmv_matrix_t *A, int allow_unsupported);
 
+/* support_check_format on every case of the edge-case corpus / every shared matrix, in precision p. */
+void support_check_corpus(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
+                          spmv_precision_t p);
+void support_check_shared(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
+                          spmv_precision_t p);
+
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 

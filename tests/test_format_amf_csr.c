@@ -305,10 +305,7 @@ static void corpus(int w, spmv_precision_t p, int fixed)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_plan_options_t opt = options(w, fixed);
-    support_case *cases;
-    int n = support_edge_corpus(p, &cases);
-    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, cases[i].name, cases[i].A, 0);
-    support_cases_free(cases, n);
+    support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, p);
     spmv_matrix_t *L = long_row_matrix(p);
     support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, "long rows", L, 0);
     spmv_matrix_destroy(L);

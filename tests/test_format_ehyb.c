@@ -249,26 +249,15 @@ static void corpus(int warp_size, spmv_precision_t p, int plan_ordering, int see
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_plan_options_t opt = options(warp_size, plan_ordering, seed);
-    support_case *cases;
-    int n = support_edge_corpus(p, &cases);
-    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_EHYB, &opt, cases[i].name, cases[i].A, 0);
-    support_cases_free(cases, n);
+    support_check_corpus(ctx, SPMV_FORMAT_EHYB, &opt, p);
     spmv_context_destroy(ctx);
 }
 
 static void shared(int warp_size, spmv_precision_t p)
 {
-    char **names;
-    int n = support_shared_names(&names);
-    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_plan_options_t opt = options(warp_size, 0, 0);
-    for (int i = 0; i < n; i++) {
-        spmv_matrix_t *A = support_read_shared(names[i], p);
-        support_check_format(ctx, SPMV_FORMAT_EHYB, &opt, names[i], A, 0);
-        spmv_matrix_destroy(A);
-    }
-    support_names_free(names, n);
+    support_check_shared(ctx, SPMV_FORMAT_EHYB, &opt, p);
     spmv_context_destroy(ctx);
 }
 

@@ -34,26 +34,15 @@ static spmv_plan_options_t options(int warp, int rows, int cols, int combine, in
 static void corpus(spmv_precision_t p, const spmv_plan_options_t *opt)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
-    support_case *cases;
-    int n = support_edge_corpus(p, &cases);
-    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_HBP, opt, cases[i].name, cases[i].A, 0);
-    support_cases_free(cases, n);
+    support_check_corpus(ctx, SPMV_FORMAT_HBP, opt, p);
     spmv_context_destroy(ctx);
 }
 
 static void shared(int warp, spmv_precision_t p)
 {
-    char **names;
-    int n = support_shared_names(&names);
-    cr_assert(n > 0, "no shared matrices in %s", support_matrix_dir());
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_plan_options_t opt = options(warp, 0, 0, 0, 0);
-    for (int i = 0; i < n; i++) {
-        spmv_matrix_t *A = support_read_shared(names[i], p);
-        support_check_format(ctx, SPMV_FORMAT_HBP, &opt, names[i], A, 0);
-        spmv_matrix_destroy(A);
-    }
-    support_names_free(names, n);
+    support_check_shared(ctx, SPMV_FORMAT_HBP, &opt, p);
     spmv_context_destroy(ctx);
 }
 

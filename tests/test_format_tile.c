@@ -101,10 +101,7 @@ static spmv_matrix_t *crafted(spmv_precision_t p, uint64_t seed, int dup)
 static void check_corpus(const spmv_plan_options_t *opt, spmv_precision_t p)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
-    support_case *cases;
-    int n = support_edge_corpus(p, &cases);
-    for (int i = 0; i < n; i++) support_check_format(ctx, SPMV_FORMAT_TILE, opt, cases[i].name, cases[i].A, 0);
-    support_cases_free(cases, n);
+    support_check_corpus(ctx, SPMV_FORMAT_TILE, opt, p);
     for (int dup = 0; dup < 2; dup++) {
         spmv_matrix_t *A = crafted(p, 5, dup);
         support_check_format(ctx, SPMV_FORMAT_TILE, opt, dup ? "crafted with repeats" : "crafted", A, 0);
