@@ -250,7 +250,12 @@ typedef struct spmv_plan_options {
     /* SPMV_FORMAT_EHYB */
     int ehyb_plan_ordering;      /* 1 = x and y are in the plan's ordering (spmv_plan_get_permutation) */
     int ehyb_seed;               /* METIS seed; 0 = a fixed default, so plans are reproducible */
-    int reserved[16];            /* zero; room for more options without breaking the ABI */
+    /* SPMV_FORMAT_AUTO */
+    int auto_tune;               /* 0 = choose from the row-length profile; 1 = build every candidate format the
+                                  * backend runs (all but ehyb, whose METIS step costs seconds), time a few
+                                  * executes of each on scratch vectors, keep the fastest (plan creation then
+                                  * costs the sum of the candidates' builds; the stats say what was timed) */
+    int reserved[15];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -371,3 +371,30 @@ Test(oracle, catches_one_ulp_too_many_and_nan)
     cr_assert_eq(spmv_reference_check(A, 1, x, 1, NULL, y, &ratio, NULL), SPMV_STATUS_INVALID_ARGUMENT);
     spmv_matrix_destroy(A);
 }
+
+/* AUTO by measurement: every candidate is timed, the fastest kept; the result must be as correct as any plan */
+Test(plan, auto_tune_picks_a_timed_candidate_and_stays_correct, .timeout = 300)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    opt.auto_tune = 1;
+    support_check_corpus(ctx, SPMV_FORMAT_AUTO, &opt, SPMV_F64);
+    spmv_matrix_t *A;
+    cr_assert_eq(spmv_matrix_generate(&A, "circuit:20000", SPMV_F32, 3), SPMV_STATUS_SUCCESS);
+    spmv_plan_t *plan;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AUTO, &opt), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    cr_assert_neq(info.format, SPMV_FORMAT_AUTO);
+    cr_assert_neq(info.format, SPMV_FORMAT_EHYB, "ehyb is not a candidate");
+    const char *tuned = strstr(info.stats, "auto_tune=");
+    cr_assert(tuned != NULL, "stats name the timed candidates: '%s'", info.stats);
+    cr_assert(strstr(tuned, spmv_format_name(info.format)) != NULL, "the chosen format was timed: '%s'", tuned);
+    cr_assert(strstr(tuned, "csr_scalar:") != NULL && strstr(tuned, "teb:") != NULL, "'%s'", tuned);
+    cr_assert_str_eq(spmv_last_error(ctx), "");
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}

@@ -2,6 +2,7 @@
  * plan.c -- plans: build a format on the host, upload it through the backend, execute, update values.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,9 @@ static void plan_release(spmv_plan_t *p)
     free(p);
 }
 
+static spmv_status_t plan_auto_tune(spmv_plan_t **plan, spmv_context_t *ctx, const spmv_matrix_t *A,
+                                    const spmv_plan_options_t *opt);
+
 spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const spmv_matrix_t *A,
                                spmv_format_t format, const spmv_plan_options_t *options)
 {
@@ -68,6 +72,7 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     int warp_size;
     spmv_status_t st = check_options(ctx, opt, &warp_size);
     if (st != SPMV_STATUS_SUCCESS) return st;
+    if (format == SPMV_FORMAT_AUTO && opt->auto_tune) return plan_auto_tune(plan, ctx, A, opt);
     if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose(A, &ctx->info);
 
     char msg[SPMVPORT_MSG_LEN] = "";
@@ -114,6 +119,64 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     in->upload_ms = t2 - t1;
     memcpy(in->stats, p->fd.stats, sizeof in->stats);
     *plan = p;
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ---- AUTO by measurement ---------------------------------------------------------------------------------- */
+
+/* Build each candidate through spmv_plan_create, time it on scratch vectors (beta = 0, so y is never read; x is
+ * a finite byte pattern), keep the fastest by its median. Candidates the backend does not run are skipped. */
+static spmv_status_t plan_auto_tune(spmv_plan_t **plan, spmv_context_t *ctx, const spmv_matrix_t *A,
+                                    const spmv_plan_options_t *opt)
+{
+    enum { WARMUP = 2, ITERS = 7 };
+    const size_t vs = spmvport_value_size(A->precision);
+    spmv_plan_options_t o = *opt;
+    o.auto_tune = 0;
+    void *x = NULL, *y = NULL;
+    spmv_status_t st = spmv_malloc(ctx, &x, (size_t)A->n * vs);
+    if (st == SPMV_STATUS_SUCCESS) st = spmv_malloc(ctx, &y, (size_t)A->m * vs);
+    if (st == SPMV_STATUS_SUCCESS) st = spmv_memset(ctx, x, 0x3c, (size_t)A->n * vs);
+    spmv_plan_t *best = NULL;
+    double best_ms = 0, t0 = spmvport_now_ms();
+    char tried[256] = "";
+    for (int f = SPMV_FORMAT_CSR_SCALAR; st == SPMV_STATUS_SUCCESS && f < SPMV_FORMAT_COUNT; f++) {
+        if (f == SPMV_FORMAT_EHYB) continue;
+        spmv_plan_t *cand = NULL;
+        spmv_status_t cs = spmv_plan_create(&cand, ctx, A, (spmv_format_t)f, &o);
+        /* a format that cannot hold this matrix (or this backend lacks) is no candidate; anything else stops */
+        if (cs == SPMV_STATUS_NOT_SUPPORTED || cs == SPMV_STATUS_OVERFLOW || cs == SPMV_STATUS_INVALID_ARGUMENT)
+            continue;
+        if (cs != SPMV_STATUS_SUCCESS) { st = cs; break; }
+        double ms[ITERS];
+        cs = spmv_plan_time(cand, 1.0, x, 0.0, y, WARMUP, ITERS, ms);
+        if (cs != SPMV_STATUS_SUCCESS) { spmv_plan_destroy(cand); st = cs; break; }
+        for (int i = 1; i < ITERS; i++) /* insertion sort: the median is ms[ITERS / 2] */
+            for (int j = i; j > 0 && ms[j] < ms[j - 1]; j--) { double t = ms[j]; ms[j] = ms[j - 1]; ms[j - 1] = t; }
+        size_t used = strlen(tried);
+        snprintf(tried + used, sizeof tried - used, "%s%s:%.4g", used ? "," : "", spmv_format_name((spmv_format_t)f),
+                 ms[ITERS / 2]);
+        if (best == NULL || ms[ITERS / 2] < best_ms) {
+            spmv_plan_destroy(best);
+            best = cand;
+            best_ms = ms[ITERS / 2];
+        } else {
+            spmv_plan_destroy(cand);
+        }
+    }
+    spmv_free(ctx, x);
+    spmv_free(ctx, y);
+    if (st != SPMV_STATUS_SUCCESS || best == NULL) {
+        spmv_plan_destroy(best);
+        if (st == SPMV_STATUS_SUCCESS) st = SPMV_STATUS_NOT_SUPPORTED;
+        return spmvport_fail(ctx, st, "spmv_plan_create (auto_tune): %s", spmv_last_error(ctx));
+    }
+    /* the plan's build time is the whole search; the stats name every timed candidate (median ms) */
+    best->info.build_ms = spmvport_now_ms() - t0 - best->info.upload_ms;
+    spmvport_clear_error(ctx); /* skipped candidates' messages are not this call's error */
+    size_t used = strlen(best->info.stats);
+    snprintf(best->info.stats + used, sizeof best->info.stats - used, "%sauto_tune=%s", used ? ";" : "", tried);
+    *plan = best;
     return SPMV_STATUS_SUCCESS;
 }
 
