@@ -79,7 +79,7 @@ struct spmv_plan {
     int32_t *src_map;  /* the matrix's creator-order map (NULL: identity); see struct spmv_matrix */
     int32_t src_nnz;
     int32_t nnz;       /* stored CSR entries */
-    double *csr_scratch; /* nnz doubles: update_values assembles the CSR values here */
+    double *csr_scratch; /* nnz doubles, made by the first update_values, which assembles CSR values here */
     void *dplan;
     spmv_plan_info_t info;
 };

@@ -85,9 +85,8 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     p->ctx = ctx;
     p->nnz = A->nnz;
     p->src_nnz = A->src_nnz;
-    p->csr_scratch = spmvport_malloc_array((size_t)A->nnz, sizeof(double));
     if (A->src_map != NULL) p->src_map = spmvport_malloc_array((size_t)A->src_nnz, sizeof(int32_t));
-    if (p->csr_scratch == NULL || (A->src_map != NULL && p->src_map == NULL)) {
+    if (A->src_map != NULL && p->src_map == NULL) {
         plan_release(p);
         return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a plan of %d entries", A->nnz);
     }
@@ -268,6 +267,11 @@ spmv_status_t spmv_plan_update_values(spmv_plan_t *plan, const void *values)
     spmvport_clear_error(ctx);
     if (values == NULL && plan->src_nnz > 0)
         return spmvport_fail(ctx, SPMV_STATUS_INVALID_ARGUMENT, "spmv_plan_update_values: values is NULL");
+    /* the scratch is made on the first update: most plans are never updated, and it is nnz doubles */
+    if (plan->csr_scratch == NULL) plan->csr_scratch = spmvport_malloc_array((size_t)plan->nnz, sizeof(double));
+    if (plan->csr_scratch == NULL)
+        return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "spmv_plan_update_values: out of host memory for %d "
+                             "values", plan->nnz);
     int f32 = plan->fd.precision == SPMV_F32;
     double *csr = plan->csr_scratch;
     if (plan->src_map == NULL) {
