@@ -301,3 +301,24 @@ void support_check_shared(spmv_context_t *ctx, spmv_format_t format, const spmv_
     }
     support_names_free(names, n);
 }
+
+void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const spmv_matrix_t *B, const char *name)
+{
+    int32_t m, n;
+    spmv_precision_t p;
+    spmv_matrix_get_size(B, &m, &n, NULL, &p);
+    size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    void *x = malloc(vs * ((size_t)n + 1)), *y0 = malloc(vs * ((size_t)m + 1)), *y = malloc(vs * ((size_t)m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, n, p, 11);
+    support_random_vector(y0, m, p, 12);
+    memcpy(y, y0, vs * (size_t)m);
+    cr_assert_eq(spmv_execute(plan, 1.5, x, -0.5, y), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    double ratio;
+    int32_t row;
+    cr_assert_eq(spmv_reference_check(B, 1.5, x, -0.5, y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0, "%s: after update_values, row %d off by %g x the bound", name, row, ratio);
+    free(x);
+    free(y0);
+    free(y);
+}

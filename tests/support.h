@@ -45,6 +45,10 @@ void support_check_corpus(spmv_context_t *ctx, spmv_format_t format, const spmv_
 void support_check_shared(spmv_context_t *ctx, spmv_format_t format, const spmv_plan_options_t *options,
                           spmv_precision_t p);
 
+/* Run a CPU-backend plan once on host vectors (alpha 1.5, beta -0.5, random x and y0) and assert the result is
+ * within the bound of B, the matrix the plan should now compute (e.g. one created with updated values). */
+void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const spmv_matrix_t *B, const char *name);
+
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 

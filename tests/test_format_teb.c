@@ -385,25 +385,6 @@ Test(teb, long_rows_leave_the_thread)
 
 /* ---- (d): update_values ---------------------------------------------------------------------------------------- */
 
-/* Run plan (made from A, values since replaced) and check it against A2, a matrix created with the new values. */
-static void check_against(spmv_context_t *ctx, spmv_plan_t *plan, const spmv_matrix_t *A2, const char *name)
-{
-    int32_t m, n;
-    spmv_precision_t p;
-    spmv_matrix_get_size(A2, &m, &n, NULL, &p);
-    size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
-    void *x = malloc(vs * ((size_t)n + 1)), *y0 = malloc(vs * ((size_t)m + 1)), *y = malloc(vs * ((size_t)m + 1));
-    cr_assert(x && y0 && y);
-    support_random_vector(x, n, p, 11);
-    support_random_vector(y0, m, p, 12);
-    memcpy(y, y0, vs * (size_t)m);
-    cr_assert_eq(spmv_execute(plan, 1.5, x, -0.5, y), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
-    double ratio;
-    int32_t row;
-    cr_assert_eq(spmv_reference_check(A2, 1.5, x, -0.5, y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
-    cr_assert(ratio <= 1.0, "%s: after update_values, row %d off by %g x the bound", name, row, ratio);
-    free(x), free(y0), free(y);
-}
 
 static void update_generated(const char *spec, spmv_precision_t p, int W)
 {
@@ -426,7 +407,7 @@ static void update_generated(const char *spec, spmv_precision_t p, int W)
     spmv_plan_t *plan = NULL;
     cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TEB, &opt), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_plan_update_values(plan, v2), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
-    check_against(ctx, plan, A2, spec);
+    support_check_plan_against(ctx, plan, A2, spec);
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(A2);
@@ -463,7 +444,7 @@ Test(teb, update_values_with_duplicates)
     spmv_plan_t *plan = NULL;
     cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TEB, NULL), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_plan_update_values(plan, v2), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
-    check_against(ctx, plan, A2, "duplicates");
+    support_check_plan_against(ctx, plan, A2, "duplicates");
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(A2);
