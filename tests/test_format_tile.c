@@ -11,6 +11,7 @@
 
 #include "format_tile.h"
 #include "internal.h"
+#include "lb_split_check.h"
 #include "support.h"
 
 #define TD SPMVPORT_TILE_DIM
@@ -417,7 +418,6 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
     /* the deferred CSR: sorted rows whose entries are A's, value slots after the tiles' */
     if (def_nnz > 0) {
         const int32_t *dptr = fd.arrays[SPMVPORT_TILE_A_DEF_PTR].data, *dcol = fd.arrays[SPMVPORT_TILE_A_DEF_COL].data;
-        const int32_t *warp_row = fd.arrays[SPMVPORT_TILE_A_DEF_WARP_ROW].data;
         const void *dval = fd.arrays[SPMVPORT_TILE_A_DEF_VAL].data;
         const int64_t chunk = fd.params[SPMVPORT_TILE_P_DEF_CHUNK], warps = fd.params[SPMVPORT_TILE_P_DEF_WARPS];
         cr_assert(dptr[0] == 0 && dptr[A->m] == def_nnz, "%s: deferred row pointer", what);
@@ -428,10 +428,8 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
                 stored++;
             }
         cr_assert(chunk % W == 0 && warps == (def_nnz + chunk - 1) / chunk, "%s: deferred chunks", what);
-        cr_assert(warp_row[0] == 0 && warp_row[warps] == A->m, "%s: deferred warp rows", what);
-        for (int64_t w = 1; w < warps; w++) /* csr_lb's rule: the first row starting at or after the chunk */
-            cr_assert(dptr[warp_row[w]] >= w * chunk && (warp_row[w] == 0 || dptr[warp_row[w] - 1] < w * chunk),
-                      "%s: deferred warp_row[%lld]", what, (long long)w);
+        check_lb_split(fd.arrays + SPMVPORT_TILE_A_DEF_SPLIT, dptr, A->m, def_nnz, chunk, warps,
+                       fd.params[SPMVPORT_TILE_P_DEF_EMPTY], what);
     } else {
         cr_assert(fd.arrays[SPMVPORT_TILE_A_DEF_PTR].bytes == 0 && fd.arrays[SPMVPORT_TILE_A_DEF_COL].bytes == 0,
                   "%s: empty deferred part", what);

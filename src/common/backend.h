@@ -19,12 +19,12 @@ extern "C" {
 #endif
 
 /* Bump when the table or spmvport_format_data changes; the core refuses a module of another version. */
-#define SPMVPORT_BACKEND_ABI 1
+#define SPMVPORT_BACKEND_ABI 2
 #define SPMVPORT_BACKEND_ENTRY "spmvport_backend_entry"
 
 /* ---- host-built format data ---------------------------------------------------------------------- */
 
-#define SPMVPORT_MAX_ARRAYS 16
+#define SPMVPORT_MAX_ARRAYS 24
 #define SPMVPORT_MAX_PARAMS 16
 
 /* One array of a format, in host memory, uploaded verbatim. */
@@ -37,12 +37,22 @@ typedef struct spmvport_array {
 
 /* Array slots of the CSR-based formats (csr_scalar, csr_vector, csr_lb, vendor). */
 enum { SPMVPORT_CSR_ROW_PTR = 0, SPMVPORT_CSR_COL_IDX = 1, SPMVPORT_CSR_VALUES = 2,
-       SPMVPORT_CSR_LB_WARP_ROW = 3 /* csr_lb: first row of each warp's non-zero chunk, nwarps+1 entries */ };
+       SPMVPORT_CSR_LB_SPLIT = 3 /* csr_lb: the SPMVPORT_LB_NARRAYS arrays of its split, from here */ };
+/* The load-balanced split's arrays, as offsets from where spmvport_lb_add_arrays put them (csr_lb, and the
+ * deferred part of tile). Rows are counted among the non-empty rows only ("compact rows"). */
+enum { SPMVPORT_LB_CHUNK_ROW = 0,  /* int32 [chunks]: compact row holding the entry before the chunk (-1: none) */
+       SPMVPORT_LB_CARRY_VAL = 1,  /* T [chunks]: the chunk's carry (scratch, written every call) */
+       SPMVPORT_LB_CARRY_ROW = 2,  /* int32 [chunks]: the carry's row or -1 (scratch) */
+       SPMVPORT_LB_START_BITS = 3, /* uint8 [(nnz + 7) / 8, padded to 16]: bit e = entry e starts its row */
+       SPMVPORT_LB_ROW_MAP = 4,    /* int32 [compact rows]: matrix row of each compact row; 0 bytes if none empty */
+       SPMVPORT_LB_EMPTY_ROWS = 5, /* int32 [empty rows]: rows with no entry (y = beta*y) */
+       SPMVPORT_LB_NARRAYS = 6 };
 /* Parameter slots of the CSR-based formats. */
 enum { SPMVPORT_P_LANES = 0,        /* csr_vector: lanes per row */
        SPMVPORT_P_NNZ_PER_WARP = 1, /* csr_lb: non-zeros per warp chunk */
        SPMVPORT_P_NWARPS = 2,       /* csr_lb: number of chunks */
-       SPMVPORT_P_VENDOR_ALG = 3 }; /* vendor: 0 default, 1 ALG1, 2 ALG2 */
+       SPMVPORT_P_VENDOR_ALG = 3,   /* vendor: 0 default, 1 ALG1, 2 ALG2 */
+       SPMVPORT_P_LB_EMPTY = 4 };   /* csr_lb: number of empty rows */
 
 typedef struct spmvport_format_data {
     spmv_format_t format;

@@ -32,6 +32,11 @@ spmv_status_t spmvport_build_teb(spmvport_format_data *fd, const spmv_matrix_t *
                                  const spmv_plan_options_t *opt, char *msg, size_t msglen);
 spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen);
+/* csr_lb's split of a CSR (row_ptr of m rows, nnz entries) into chunks of `chunk` entries (a multiple of 8): appends
+ * the SPMVPORT_LB_NARRAYS arrays of backend.h to fd, in that order, and returns the chunk and empty-row counts.
+ * Used by csr_lb and by tile's deferred part. */
+spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *row_ptr, int32_t m, int64_t nnz,
+                                     int64_t chunk, size_t vsize, int64_t *nwarps_out, int64_t *nempty_out);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
 

@@ -1,10 +1,10 @@
 /*
  * format_csr.c -- the CSR baselines: csr_scalar, csr_vector, csr_lb and the vendor library share plain CSR.
  *
- * csr_lb adds the nnz split: the non-zeros are cut into chunks of C = nnz_per_warp entries, one warp each.
- * warp_row[w] is the first row whose first entry lies at or after chunk w's start (the rows chunk w "owns";
- * warp_row[nwarps] = m). A row's entries in later chunks are carries: each chunk leaves the partial sum of the row
- * it starts inside of in carry_val/carry_row, and a fix-up pass adds them in chunk order (deterministic).
+ * csr_lb adds the nnz split: the non-zeros are cut into chunks of C = nnz_per_warp entries, one warp each. A
+ * chunk writes the rows that start in it; the row it opens inside of (started in an earlier chunk) is its carry:
+ * it leaves that row's partial sum in carry_val/carry_row, and a fix-up pass adds the carries in chunk order
+ * (deterministic). The arrays are described at spmvport_lb_add_arrays below and in backend.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,37 +32,73 @@ static void parallel_copy(void *dst, const void *src, size_t bytes)
     }
 }
 
-/* First row r with row_ptr[r] >= target (m if none): binary search over the monotone row pointer. */
-static int32_t first_row_at_or_after(const int32_t *row_ptr, int32_t m, int64_t target)
+/* ---- the load-balanced split (csr_lb, and tile's deferred part) ------------------------------------------------
+ * Rows are numbered among the non-empty rows ("compact rows"), so no chunk ever walks an empty row: a bit per entry
+ * says where a row starts, and a warp finds the row of every entry by counting bits (popcount and a warp scan),
+ * never by searching the row pointer. Empty rows are listed and written y = beta*y by a pass of their own. */
+spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *row_ptr, int32_t m, int64_t nnz,
+                                     int64_t chunk, size_t vsize, int64_t *nwarps_out, int64_t *nempty_out)
 {
-    int32_t lo = 0, hi = m;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (row_ptr[mid] >= target) hi = mid;
-        else lo = mid + 1;
+    const int64_t nwarps = nnz > 0 ? (nnz + chunk - 1) / chunk : 1;
+    int64_t nempty = 0;
+    for (int32_t r = 0; r < m; r++) nempty += row_ptr[r + 1] == row_ptr[r];
+    const size_t bits_bytes = (((size_t)nnz + 7) / 8 + 15) / 16 * 16 + 16; /* 16-byte multiple, never empty */
+    const size_t ncompact = nempty > 0 ? (size_t)(m - nempty) : 0;
+    int32_t *chunk_row = spmvport_malloc_array((size_t)nwarps, sizeof(int32_t));
+    uint8_t *bits = spmvport_calloc_array(bits_bytes, 1);
+    int32_t *row_map = spmvport_malloc_array(ncompact, sizeof(int32_t));
+    int32_t *empty_rows = spmvport_malloc_array((size_t)nempty, sizeof(int32_t));
+    /* add_array takes ownership (and frees on failure), so every array is handed over before any is checked */
+    spmv_status_t st[SPMVPORT_LB_NARRAYS];
+    st[SPMVPORT_LB_CHUNK_ROW] = spmvport_format_add_array(fd, "lb_chunk_row", chunk_row,
+                                                          (size_t)nwarps * sizeof(int32_t), 0);
+    st[SPMVPORT_LB_CARRY_VAL] = spmvport_format_add_array(fd, "lb_carry_val",
+                                                          spmvport_calloc_array((size_t)nwarps, vsize),
+                                                          (size_t)nwarps * vsize, 0);
+    st[SPMVPORT_LB_CARRY_ROW] = spmvport_format_add_array(fd, "lb_carry_row",
+                                                          spmvport_calloc_array((size_t)nwarps, sizeof(int32_t)),
+                                                          (size_t)nwarps * sizeof(int32_t), 0);
+    st[SPMVPORT_LB_START_BITS] = spmvport_format_add_array(fd, "lb_start_bits", bits, bits_bytes, 0);
+    st[SPMVPORT_LB_ROW_MAP] = spmvport_format_add_array(fd, "lb_row_map", row_map, ncompact * sizeof(int32_t), 0);
+    st[SPMVPORT_LB_EMPTY_ROWS] = spmvport_format_add_array(fd, "lb_empty_rows", empty_rows,
+                                                           (size_t)nempty * sizeof(int32_t), 0);
+    for (int k = 0; k < SPMVPORT_LB_NARRAYS; k++)
+        if (st[k] != SPMV_STATUS_SUCCESS) return st[k];
+
+    /* start bits, row map, empty list; and chunk_row: chunk w (w >= 1) opens inside the compact row holding
+     * entry w*chunk - 1, found by walking the rows and the chunk starts together */
+    int64_t w = 1, compact = 0, ne = 0;
+    chunk_row[0] = -1;
+    for (int32_t r = 0; r < m; r++) {
+        const int64_t start = row_ptr[r], stop = row_ptr[r + 1];
+        if (stop == start) {
+            empty_rows[ne++] = r;
+            continue;
+        }
+        bits[start >> 3] |= (uint8_t)(1u << (start & 7));
+        if (ncompact > 0) row_map[compact] = r;
+        while (w < nwarps && w * chunk - 1 < stop) chunk_row[w++] = (int32_t)compact;
+        compact++;
     }
-    return lo;
+    *nwarps_out = nwarps;
+    *nempty_out = nempty;
+    return SPMV_STATUS_SUCCESS;
 }
 
-static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt)
+static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
+                                  char *msg, size_t msglen)
 {
-    int64_t chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : 8 * (int64_t)fd->warp_size;
-    int64_t nwarps = A->nnz > 0 ? (A->nnz + chunk - 1) / chunk : 1;
-    int32_t *warp_row = spmvport_malloc_array((size_t)nwarps + 1, sizeof(int32_t));
-    spmv_status_t st = spmvport_format_add_array(fd, "warp_row", warp_row, ((size_t)nwarps + 1) * sizeof(int32_t), 0);
-    if (st != SPMV_STATUS_SUCCESS) return st;
-    warp_row[0] = 0; /* chunk 0 owns every leading empty row too */
-    for (int64_t w = 1; w < nwarps; w++) warp_row[w] = first_row_at_or_after(A->row_ptr, A->m, w * chunk);
-    warp_row[nwarps] = A->m;
-    /* per-chunk carries: written by the kernel on every call, so their content here is irrelevant */
-    size_t vsize = spmvport_value_size(A->precision);
-    st = spmvport_format_add_array(fd, "carry_val", spmvport_calloc_array((size_t)nwarps, vsize),
-                                   (size_t)nwarps * vsize, 0);
-    if (st == SPMV_STATUS_SUCCESS)
-        st = spmvport_format_add_array(fd, "carry_row", spmvport_calloc_array((size_t)nwarps, sizeof(int32_t)),
-                                       (size_t)nwarps * sizeof(int32_t), 0);
+    const int64_t chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : 8 * (int64_t)fd->warp_size;
+    /* plan.c has checked that an explicit chunk is a multiple of the warp size, hence of 8 (whole bit bytes) */
+    int64_t nwarps = 0, nempty = 0;
+    spmv_status_t st = spmvport_lb_add_arrays(fd, A->row_ptr, A->m, A->nnz, chunk,
+                                              spmvport_value_size(A->precision), &nwarps, &nempty);
     fd->params[SPMVPORT_P_NNZ_PER_WARP] = chunk;
     fd->params[SPMVPORT_P_NWARPS] = nwarps;
+    fd->params[SPMVPORT_P_LB_EMPTY] = nempty;
+    if (st != SPMV_STATUS_SUCCESS)
+        spmvport_msg(msg, msglen, "out of host memory building the csr_lb split of %d rows, %d entries", A->m,
+                     A->nnz);
     return st;
 }
 
@@ -84,20 +120,22 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
     else free(col);
     if (st == SPMV_STATUS_SUCCESS) st = spmvport_format_add_array(fd, "values", val, val_bytes, 1);
     else free(val);
-    if (st == SPMV_STATUS_SUCCESS && fd->format == SPMV_FORMAT_CSR_LB) st = add_lb_split(fd, A, opt);
     if (st != SPMV_STATUS_SUCCESS) {
         spmvport_msg(msg, msglen, "out of host memory building CSR arrays for %d rows, %d entries", A->m, A->nnz);
         return st;
     }
     fd->value_slots = A->nnz;
+    if (fd->format == SPMV_FORMAT_CSR_LB && (st = add_lb_split(fd, A, opt, msg, msglen)) != SPMV_STATUS_SUCCESS)
+        return st;
     if (fd->format == SPMV_FORMAT_CSR_VECTOR) {
         int lanes = opt->lanes_per_row > 0 ? opt->lanes_per_row : spmvport_csr_vector_lanes(A->m, A->nnz,
                                                                                             fd->warp_size);
         fd->params[SPMVPORT_P_LANES] = lanes;
         spmvport_msg(fd->stats, sizeof fd->stats, "lanes_per_row=%d", lanes);
     } else if (fd->format == SPMV_FORMAT_CSR_LB) {
-        spmvport_msg(fd->stats, sizeof fd->stats, "nnz_per_warp=%lld;warps=%lld",
-                     (long long)fd->params[SPMVPORT_P_NNZ_PER_WARP], (long long)fd->params[SPMVPORT_P_NWARPS]);
+        spmvport_msg(fd->stats, sizeof fd->stats, "nnz_per_warp=%lld;warps=%lld;empty_rows=%lld",
+                     (long long)fd->params[SPMVPORT_P_NNZ_PER_WARP], (long long)fd->params[SPMVPORT_P_NWARPS],
+                     (long long)fd->params[SPMVPORT_P_LB_EMPTY]);
     } else if (fd->format == SPMV_FORMAT_VENDOR) {
         fd->params[SPMVPORT_P_VENDOR_ALG] = opt->vendor_alg;
         fd->deterministic = 0; /* cuSPARSE/hipSPARSE give no bitwise guarantee for every algorithm */

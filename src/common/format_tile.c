@@ -493,18 +493,6 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
     split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
 }
 
-/* First row r with ptr[r] >= target (m if none). */
-static int32_t first_row_at_or_after(const int32_t *ptr, int32_t m, int64_t target)
-{
-    int32_t lo = 0, hi = m;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (ptr[mid] >= target) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-}
-
 /* ==============================================================================================================
  * The builder
  * ============================================================================================================ */
@@ -518,8 +506,8 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
 {
     size_t index_bytes = 0; /* every array but values and per-call scratch */
     for (int a = 0; a < fd->narrays; a++)
-        if (!fd->arrays[a].is_values && a != SPMVPORT_TILE_A_CARRY && a != SPMVPORT_TILE_A_DEF_CARRY_VAL &&
-            a != SPMVPORT_TILE_A_DEF_CARRY_ROW)
+        if (!fd->arrays[a].is_values && a != SPMVPORT_TILE_A_CARRY && a != SPMVPORT_TILE_A_DEF_SPLIT + SPMVPORT_LB_CARRY_VAL &&
+            a != SPMVPORT_TILE_A_DEF_SPLIT + SPMVPORT_LB_CARRY_ROW)
             index_bytes += fd->arrays[a].bytes;
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
@@ -590,6 +578,8 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int6
 }
 
 /* Add an array of count elements of size bytes each (zeroed when zero is set); NULL data frees nothing. */
+static void *arr_data(spmvport_format_data *fd, int slot) { return fd->arrays[slot].data; }
+
 static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t count, size_t size, int zero,
                          int is_values)
 {
@@ -661,10 +651,13 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     }
     if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_col", z.def_nnz, sizeof(int32_t), 0, 0);
     if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_val", z.def_nnz, vs, 0, 1);
-    if (st == SPMV_STATUS_SUCCESS)
-        st = add(fd, "def_warp_row", z.def_warps ? z.def_warps + 1 : 0, sizeof(int32_t), 0, 0);
-    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_carry_val", z.def_warps, vs, 1, 0);
-    if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_carry_row", z.def_warps, sizeof(int32_t), 1, 0);
+    /* the deferred part's csr_lb split (from def_ptr, complete after pass 1); empty slots without one */
+    int64_t def_empty = 0;
+    if (st == SPMV_STATUS_SUCCESS && z.def_nnz > 0)
+        st = spmvport_lb_add_arrays(fd, arr_data(fd, SPMVPORT_TILE_A_DEF_PTR), A->m, z.def_nnz, z.def_chunk, vs,
+                                    &z.def_warps, &def_empty);
+    for (int k = 0; st == SPMV_STATUS_SUCCESS && z.def_nnz == 0 && k < SPMVPORT_LB_NARRAYS; k++)
+        st = add(fd, "def_lb", 0, 1, 0, 0);
     if (st == SPMV_STATUS_SUCCESS) {
         fd->value_slots = z.slots + z.def_nnz;
         fd->value_map = spmvport_malloc_array((size_t)fd->value_slots, sizeof(int32_t));
@@ -698,12 +691,6 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
 
     /* tasks, splits, and the deferred part's chunk rows */
     fill_tasks(arr[SPMVPORT_TILE_A_TASK].data, arr[SPMVPORT_TILE_A_SPLIT].data, ptr, tile_rows, balance);
-    if (z.def_warps > 0) {
-        int32_t *warp_row = arr[SPMVPORT_TILE_A_DEF_WARP_ROW].data;
-        warp_row[0] = 0;
-        for (int64_t w = 1; w < z.def_warps; w++) warp_row[w] = first_row_at_or_after(dptr, A->m, w * z.def_chunk);
-        warp_row[z.def_warps] = A->m;
-    }
 
     int64_t *p = fd->params;
     p[SPMVPORT_TILE_P_TILE_ROWS] = z.tile_rows;
@@ -714,6 +701,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_DEF_NNZ] = z.def_nnz;
     p[SPMVPORT_TILE_P_DEF_WARPS] = z.def_warps;
     p[SPMVPORT_TILE_P_DEF_CHUNK] = z.def_chunk;
+    p[SPMVPORT_TILE_P_DEF_EMPTY] = def_empty;
     p[SPMVPORT_TILE_P_VARIANT] = cfg.variant;
     p[SPMVPORT_TILE_P_BALANCE] = balance;
     p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;

@@ -23,6 +23,8 @@
 #ifndef SPMVPORT_FORMAT_TILE_H
 #define SPMVPORT_FORMAT_TILE_H
 
+#include "backend.h" /* SPMVPORT_LB_NARRAYS: the deferred part is csr_lb's split */
+
 #define SPMVPORT_TILE_DIM 16     /* rows and columns of a tile; in-tile indices are 4 bits */
 #define SPMVPORT_TILE_LOG2 4
 
@@ -55,10 +57,9 @@ enum {
     SPMVPORT_TILE_A_DEF_PTR = 9,   /* int32 [m + 1] (0 bytes when there is no deferred part) */
     SPMVPORT_TILE_A_DEF_COL = 10,  /* int32 [deferred nnz] */
     SPMVPORT_TILE_A_DEF_VAL = 11,  /* T [deferred nnz] (is_values) */
-    SPMVPORT_TILE_A_DEF_WARP_ROW = 12, /* int32 [def warps + 1]: csr_lb's warp_row */
-    SPMVPORT_TILE_A_DEF_CARRY_VAL = 13, /* T [def warps]: csr_lb's carries (scratch) */
-    SPMVPORT_TILE_A_DEF_CARRY_ROW = 14, /* int32 [def warps] (scratch) */
-    SPMVPORT_TILE_NARRAYS = 15
+    SPMVPORT_TILE_A_DEF_SPLIT = 12, /* the deferred CSR's csr_lb split: SPMVPORT_LB_NARRAYS arrays (backend.h),
+                                       0 bytes each when there is no deferred part */
+    SPMVPORT_TILE_NARRAYS = 12 + SPMVPORT_LB_NARRAYS
 };
 
 /* Parameter slots of format tile (spmvport_format_data.params[]). */
@@ -73,7 +74,8 @@ enum {
     SPMVPORT_TILE_P_DEF_CHUNK = 7, /* csr_lb non-zeros per chunk */
     SPMVPORT_TILE_P_VARIANT = 8,   /* 0 ADPT, 1 all-CSR */
     SPMVPORT_TILE_P_BALANCE = 9,   /* most tiles per task */
-    SPMVPORT_TILE_P_DEFERRED = 10  /* 1 when deferred COO is on */
+    SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
+    SPMVPORT_TILE_P_DEF_EMPTY = 11 /* rows without deferred entries (the split's empty rows) */
 };
 
 /* Fields of a task record and of a split record. */

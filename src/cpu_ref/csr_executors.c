@@ -2,8 +2,9 @@
  * csr_executors.c -- CPU executors of the CSR baselines, in the matrix's precision, following the GPU kernels:
  *   csr_scalar  one "thread" per row, entries in order;
  *   csr_vector  L lanes per row, lane l takes entries l, l+L, ...; then a shuffle-down tree (offsets L/2 .. 1);
- *   csr_lb      chunks of C entries; each chunk writes the rows it owns and leaves one carry (the partial sum of
- *               the row it starts inside of); a fix-up pass adds the carries of each row in chunk order.
+ *   csr_lb      chunks of C entries; each chunk finds its rows by the row-start bits, writes the rows that start
+ *               in it and leaves one carry (the partial sum of the row it starts inside of); a fix-up pass adds
+ *               the carries of each row in chunk order, and the empty rows are written y = beta*y apart.
  * With beta == 0, y is never read (it may hold NaN).
  */
 #include <stdlib.h>
@@ -50,30 +51,45 @@
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
+    /* A chunk walks its entries with the row-start bits, the compact row advancing at each set bit; a row is  \
+     * written when the next one starts or the chunk ends. The row open when the chunk starts (chunk_row) is the \
+     * chunk's carry if its first entry does not start a row, and is not the chunk's to write otherwise. */      \
     static void lb_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)     \
     {                                                                                                        \
-        const int32_t *ptr = ROW_PTR(fd), *col = COL_IDX(fd);                                                \
+        const int32_t *col = COL_IDX(fd);                                                                    \
         const REAL *val = fd->arrays[SPMVPORT_CSR_VALUES].data;                                              \
-        const int32_t *warp_row = fd->arrays[SPMVPORT_CSR_LB_WARP_ROW].data;                                 \
-        REAL *carry_val = fd->arrays[SPMVPORT_CSR_LB_WARP_ROW + 1].data;                                     \
-        int32_t *carry_row = fd->arrays[SPMVPORT_CSR_LB_WARP_ROW + 2].data;                                  \
+        const spmvport_array *lb = fd->arrays + SPMVPORT_CSR_LB_SPLIT;                                       \
+        const int32_t *chunk_row = lb[SPMVPORT_LB_CHUNK_ROW].data;                                           \
+        REAL *carry_val = lb[SPMVPORT_LB_CARRY_VAL].data;                                                    \
+        int32_t *carry_row = lb[SPMVPORT_LB_CARRY_ROW].data;                                                 \
+        const uint8_t *bits = lb[SPMVPORT_LB_START_BITS].data;                                               \
+        const int32_t *row_map = lb[SPMVPORT_LB_ROW_MAP].bytes > 0 ? lb[SPMVPORT_LB_ROW_MAP].data : NULL;    \
+        const int32_t *empty_rows = lb[SPMVPORT_LB_EMPTY_ROWS].data;                                         \
         const int64_t chunk = fd->params[SPMVPORT_P_NNZ_PER_WARP], nwarps = fd->params[SPMVPORT_P_NWARPS];   \
+        const int64_t nempty = fd->params[SPMVPORT_P_LB_EMPTY];                                              \
         _Pragma("omp parallel for schedule(static)")                                                         \
         for (int64_t w = 0; w < nwarps; w++) {                                                               \
-            int64_t begin = w * chunk, end = begin + chunk < fd->nnz ? begin + chunk : fd->nnz;              \
-            int32_t first = warp_row[w], last = warp_row[w + 1];                                             \
-            /* the carry: entries of the row this chunk starts inside of */                                  \
-            int64_t carry_end = first < fd->m && ptr[first] < end ? ptr[first] : end;                        \
-            REAL carry = 0;                                                                                  \
-            for (int64_t k = begin; k < carry_end; k++) carry += val[k] * x[col[k]];                         \
-            carry_row[w] = carry_end > begin ? first - 1 : -1;                                               \
-            carry_val[w] = carry;                                                                            \
-            for (int32_t r = first; r < last; r++) {                                                         \
-                int64_t row_end = ptr[r + 1] < end ? ptr[r + 1] : end;                                       \
-                REAL sum = 0;                                                                                \
-                for (int64_t k = ptr[r]; k < row_end; k++) sum += val[k] * x[col[k]];                        \
-                store_##SUFFIX(y, r, alpha, sum, beta);                                                      \
+            const int64_t begin = w * chunk, end = begin + chunk < fd->nnz ? begin + chunk : fd->nnz;        \
+            const int32_t base = chunk_row[w];                                                               \
+            const int carried = begin > 0 && begin < end && !(bits[begin >> 3] & 1);                         \
+            carry_row[w] = carried ? (row_map ? row_map[base] : base) : -1;                                  \
+            carry_val[w] = 0;                                                                                \
+            int32_t row = base;                                                                              \
+            REAL sum = 0;                                                                                    \
+            for (int64_t e = begin; e <= end; e++) {                                                         \
+                if (e == end || (bits[e >> 3] >> (e & 7) & 1)) { /* the row open so far ends */              \
+                    if (row != base) store_##SUFFIX(y, row_map ? row_map[row] : row, alpha, sum, beta);      \
+                    else if (carried) carry_val[w] = sum;                                                    \
+                    if (e == end) break;                                                                     \
+                    row++;                                                                                   \
+                    sum = 0;                                                                                 \
+                }                                                                                            \
+                sum += val[e] * x[col[e]];                                                                   \
             }                                                                                                \
+        }                                                                                                    \
+        for (int64_t k = 0; k < nempty; k++) {                                                               \
+            const int32_t r = empty_rows[k];                                                                 \
+            y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                                  \
         }                                                                                                    \
         /* fix-up: the first chunk of each run of equal carry rows adds the run's carries in order */        \
         for (int64_t w = 0; w < nwarps; w++) {                                                               \

@@ -183,15 +183,15 @@ static void run_deferred(const spmvport_format_data *fd, double alpha, const voi
     view.n = fd->n;
     view.nnz = (int32_t)fd->params[SPMVPORT_TILE_P_DEF_NNZ];
     view.warp_size = fd->warp_size;
-    view.narrays = 6;
+    view.narrays = SPMVPORT_CSR_LB_SPLIT + SPMVPORT_LB_NARRAYS;
     view.arrays[SPMVPORT_CSR_ROW_PTR] = fd->arrays[SPMVPORT_TILE_A_DEF_PTR];
     view.arrays[SPMVPORT_CSR_COL_IDX] = fd->arrays[SPMVPORT_TILE_A_DEF_COL];
     view.arrays[SPMVPORT_CSR_VALUES] = fd->arrays[SPMVPORT_TILE_A_DEF_VAL];
-    view.arrays[SPMVPORT_CSR_LB_WARP_ROW] = fd->arrays[SPMVPORT_TILE_A_DEF_WARP_ROW];
-    view.arrays[SPMVPORT_CSR_LB_WARP_ROW + 1] = fd->arrays[SPMVPORT_TILE_A_DEF_CARRY_VAL];
-    view.arrays[SPMVPORT_CSR_LB_WARP_ROW + 2] = fd->arrays[SPMVPORT_TILE_A_DEF_CARRY_ROW];
+    for (int k = 0; k < SPMVPORT_LB_NARRAYS; k++)
+        view.arrays[SPMVPORT_CSR_LB_SPLIT + k] = fd->arrays[SPMVPORT_TILE_A_DEF_SPLIT + k];
     view.params[SPMVPORT_P_NNZ_PER_WARP] = fd->params[SPMVPORT_TILE_P_DEF_CHUNK];
     view.params[SPMVPORT_P_NWARPS] = fd->params[SPMVPORT_TILE_P_DEF_WARPS];
+    view.params[SPMVPORT_P_LB_EMPTY] = fd->params[SPMVPORT_TILE_P_DEF_EMPTY];
     spmvport_cpu_csr_lb(&view, alpha, x, 1.0, y);
 }
 

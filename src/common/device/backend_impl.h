@@ -231,12 +231,12 @@ const char *csr_layout_problem(const spmvport_format_data *fd, int warp)
         (prm[SPMVPORT_P_LANES] < 1 || prm[SPMVPORT_P_LANES] > warp ||
          (prm[SPMVPORT_P_LANES] & (prm[SPMVPORT_P_LANES] - 1)) != 0))
         return "lanes per row not a power of two <= the warp size";
-    if (fd->format == SPMV_FORMAT_CSR_LB &&
-        (fd->narrays < SPMVPORT_CSR_LB_WARP_ROW + 3 || prm[SPMVPORT_P_NNZ_PER_WARP] <= 0 ||
-         prm[SPMVPORT_P_NNZ_PER_WARP] % warp != 0 || prm[SPMVPORT_P_NNZ_PER_WARP] > INT32_MAX ||
-         prm[SPMVPORT_P_NWARPS] < 1 || prm[SPMVPORT_P_NWARPS] > INT32_MAX ||
-         prm[SPMVPORT_P_NWARPS] * prm[SPMVPORT_P_NNZ_PER_WARP] < fd->nnz))
-        return "csr_lb split inconsistent (the chunk must be a positive multiple of the warp size)";
+    if (fd->format == SPMV_FORMAT_CSR_LB)
+        return fd->narrays != SPMVPORT_CSR_LB_SPLIT + SPMVPORT_LB_NARRAYS
+                   ? "csr_lb split arrays missing"
+                   : lb_layout_problem(fd->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->m,
+                                       prm[SPMVPORT_P_NNZ_PER_WARP], prm[SPMVPORT_P_NWARPS], prm[SPMVPORT_P_LB_EMPTY],
+                                       fd->precision == SPMV_F32 ? sizeof(float) : sizeof(double), warp);
     return NULL;
 }
 
@@ -384,19 +384,12 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
         (fd->m, log2, ptr, col, val, x, y, alpha, beta);
         break;
     }
-    case SPMV_FORMAT_CSR_LB: {
-        const int chunk = (int)fd->params[SPMVPORT_P_NNZ_PER_WARP];
-        const int nwarps = (int)fd->params[SPMVPORT_P_NWARPS];
-        const int *warp_row = (const int *)p->arrays[SPMVPORT_CSR_LB_WARP_ROW];
-        T *carry_val = (T *)p->arrays[SPMVPORT_CSR_LB_WARP_ROW + 1];
-        int *carry_row = (int *)p->arrays[SPMVPORT_CSR_LB_WARP_ROW + 2];
-        PORT_LAUNCH(blocks_for((long long)nwarps * W), csr_block, 0, s, csr_lb_kernel<W, T>)
-        (fd->nnz, nwarps, chunk, ptr, col, val, warp_row, carry_val, carry_row, x, y, alpha, beta);
-        if (nwarps > 1) /* chunk 0 never carries */
-            PORT_LAUNCH(blocks_for(nwarps), csr_block, 0, s, csr_lb_fixup_kernel<T>)
-            (nwarps, carry_val, carry_row, y, alpha);
+    case SPMV_FORMAT_CSR_LB:
+        launch_lb<W, T>(lb_split_view<T>(p->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->params[SPMVPORT_P_NWARPS],
+                                         fd->params[SPMVPORT_P_NNZ_PER_WARP], fd->params[SPMVPORT_P_LB_EMPTY], col,
+                                         val),
+                        x, y, alpha, beta, s);
         break;
-    }
     default: /* csr_scalar, and vendor plans of empty shapes (y = beta*y) */
         PORT_LAUNCH(blocks_for(fd->m), csr_block, 0, s, csr_scalar_kernel<W, T>)
         (fd->m, ptr, col, val, x, y, alpha, beta);

@@ -4,10 +4,10 @@
  * They walk the arrays as src/cpu_ref/csr_executors.c does:
  *   csr_scalar  one thread per row, entries in order;
  *   csr_vector  L lanes per row, lane l takes entries l, l+L, ...; then a shuffle-down tree (offsets L/2 .. 1);
- *   csr_lb      chunk w = entries [w*C, (w+1)*C) for one warp; the warp writes the rows it owns
- *               [warp_row[w], warp_row[w+1]) restricted to its chunk and leaves one carry (the partial sum of
- *               the row the chunk starts inside of) in carry_val[w] / carry_row[w] (-1: none); a second kernel
- *               adds each run of equal carry rows in chunk order. No atomics: the result is deterministic.
+ *   csr_lb      chunk w = entries [w*C, (w+1)*C) for one warp; the warp writes the rows that start in its chunk
+ *               (found by counting row-start bits) and leaves one carry (the partial sum of the row the chunk
+ *               starts inside of) in carry_val[w] / carry_row[w] (-1: none); a second kernel adds each run of
+ *               equal carry rows in chunk order, a third writes the empty rows. No atomics: deterministic.
  * With beta == 0, y is never read (it may hold NaN). Everything has internal linkage (anonymous namespace), so
  * the CUDA and HIP modules can be linked into one program.
  */
@@ -64,31 +64,36 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
 
 /* ---- csr_lb: equal non-zeros per warp --------------------------------------------------------------------------
  *
- * A warp's chunk is cut into tiles of lb_per_lane * W entries. Per tile:
+ * The split (format_csr.c, spmvport_lb_add_arrays) numbers the non-empty rows only ("compact rows") and marks the
+ * first entry of each row in a bitmap, so a warp finds the row of any entry by counting bits: no search in the
+ * row pointer and no walk over empty rows (those are written by csr_lb_empty_kernel). A warp's chunk is cut into
+ * tiles of lb_per_lane * W entries. Per tile:
  *  1. products val[e] * x[col[e]] of the tile, loaded with coalesced 16-byte vectors (lane-interleaved), are
  *     stored in the warp's shared-memory slice, padded by one entry per lane so step 3 is bank-conflict free;
- *  2. lane l takes the contiguous entries [s, t) = tile entries [l*K, l*K+K) and finds, by binary search in the
- *     row pointer, the rows starting in them: [r, rn) with rn = first row starting at or after t (lane l-1's rn
- *     is lane l's r; lane W-1's rn is the next tile's first row);
- *  3. each lane walks its K products in order: rows that start and end inside the lane are written at once;
- *     the lane's head (entries of row r-1, started earlier) and its final row are combined across lanes by a
- *     segmented inclusive scan over the warp (segments start at lanes where a row starts), so each row is
- *     written exactly once, by the lane holding its last entry in the chunk;
- *  4. the row still open at the tile's end passes to the next tile's lane 0.
- * Rows are written as alpha*sum + beta*y; the chunk's carry row (first - 1) goes to carry_val instead. Empty
- * rows are written by the lane whose range holds their start (trailing ones by the last lane of the last chunk).
+ *  2. lane l takes the contiguous entries [s, t) = tile entries [l*K, l*K+K) and their K start bits (one byte);
+ *     a warp scan of the bit counts gives the compact row open at s: head = open_row + (bits of lanes < l);
+ *  3. each lane walks its K products: a set bit closes the running row (the first one closes the head row,
+ *     kept for step 4; later ones are rows wholly inside the lane, written at once);
+ *  4. a segmented inclusive scan over the warp (segments start at lanes with a set bit) completes the head
+ *     rows (written by the lane whose bit closed them) and the row still open at the tile's end, which passes
+ *     to the next tile, or is written by the lane holding the chunk's last entry.
+ * Rows are written as alpha*sum + beta*y. The row open when the chunk starts (chunk_row) belongs to an earlier
+ * chunk: if the chunk's first entry continues it, its partial sum is the chunk's carry (carry_val/carry_row), added
+ * by csr_lb_fixup_kernel in chunk order; otherwise the chunk holds none of it. No atomics: deterministic.
  */
-template <int W, typename T>
-PORT_DEVICE int lb_lower_bound(const int *__restrict__ ptr, int lo, int hi, long long target)
-{
-    /* first row r in [lo, hi] with ptr[r] >= target; the caller knows ptr[hi] >= target */
-    while (lo < hi) {
-        const int mid = lo + ((hi - lo) >> 1);
-        if (port_ldg(ptr + mid) >= target) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-}
+template <typename T>
+struct lb_split {                       /* device pointers of the SPMVPORT_LB_* arrays and their sizes */
+    long long nnz;
+    int nwarps, chunk, nempty;
+    const int *__restrict__ col;
+    const T *__restrict__ val;
+    const int *__restrict__ chunk_row;
+    T *__restrict__ carry_val;
+    int *__restrict__ carry_row;
+    const unsigned char *__restrict__ start_bits;
+    const int *__restrict__ row_map;    /* NULL: no empty row, compact rows are rows */
+    const int *__restrict__ empty_rows;
+};
 
 /* Step 1: the tile's products into sm (lane-major with one pad entry per lane). */
 template <int W, typename T>
@@ -123,83 +128,74 @@ PORT_DEVICE void lb_products(T *sm, long long tb, long long te, const int *__res
 
 template <int W, typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
-    csr_lb_kernel(int nnz, int nwarps, int chunk, const int *__restrict__ ptr, const int *__restrict__ col,
-                  const T *__restrict__ val, const int *__restrict__ warp_row, T *__restrict__ carry_val,
-                  int *__restrict__ carry_row, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+    csr_lb_kernel(lb_split<T> a, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
     if (!port_warp_matches<W>()) return;
     constexpr int warps = csr_block / W;
     constexpr int tile = lb_per_lane * W;
+    static_assert(lb_per_lane == 8, "a lane's start bits are one byte");
     PORT_SHARED T smem[warps][W * (lb_per_lane + 1)];
     const int lane = port_lane<W>();
     const int wib = (int)(port_thread_idx() / W);
     const long long w = (long long)port_block_idx() * warps + wib;
-    if (w >= nwarps) return; /* whole warps only: nothing below waits on the block */
+    if (w >= a.nwarps) return; /* whole warps only: nothing below waits on the block */
     T *sm = smem[wib];
-    const long long begin = w * chunk;
-    const long long end = begin + chunk < nnz ? begin + chunk : (long long)nnz;
-    const int first = port_ldg(warp_row + w), last = port_ldg(warp_row + w + 1);
+    const long long begin = w * a.chunk;
+    const long long end = begin + a.chunk < a.nnz ? begin + a.chunk : a.nnz;
+    const int base = port_ldg(a.chunk_row + w); /* compact row open when the chunk starts; -1 for chunk 0 */
+    const bool carried = begin > 0 && begin < end && !(port_ldg(a.start_bits + (begin >> 3)) & 1);
 
-    auto put = [&](int row, T value) {
-        if (row < first) carry_val[w] = value; /* row first - 1: the chunk's carry */
-        else csr_store(y, row, alpha, value, beta);
+    auto put = [&](int c, T value) {
+        if (c != base) csr_store(y, a.row_map ? port_ldg(a.row_map + c) : c, alpha, value, beta);
+        else if (carried) a.carry_val[w] = value;
     };
     if (lane == 0) {
-        const bool carried = port_ldg(ptr + first) > begin; /* the chunk starts inside row first - 1 */
-        carry_row[w] = carried ? first - 1 : -1;
-        if (!carried) carry_val[w] = T(0);
+        a.carry_row[w] = carried ? (a.row_map ? port_ldg(a.row_map + base) : base) : -1;
+        if (!carried) a.carry_val[w] = T(0);
     }
 
-    T open = T(0);       /* partial sum of the row open at the previous tile's end */
-    int tile_row = first; /* first row starting at or after the tile's first entry */
+    T open = T(0);       /* partial sum of open_row over the previous tiles */
+    int open_row = base; /* compact row of the entry before the tile */
     for (long long tb = begin;; tb += tile) {
         const long long te = tb + tile < end ? tb + tile : end;
-        lb_products<W, T>(sm, tb, te, col, val, x, lane);
+        lb_products<W, T>(sm, tb, te, a.col, a.val, x, lane);
 
-        /* step 2: this lane's entries [s, t) and the rows [r, rn) starting in them */
+        /* step 2: this lane's entries [s, t), their start bits, and the row open at s */
         const long long s = tb + (long long)lane * lb_per_lane < te ? tb + (long long)lane * lb_per_lane : te;
-        const long long t = s + lb_per_lane < te ? s + lb_per_lane : te;
-        const int rn = t >= end ? last : lb_lower_bound<W, T>(ptr, tile_row, last, t);
-        int r = port_shfl_up<W>(rn, 1);
-        if (lane == 0) r = tile_row;
+        const int n = (int)((s + lb_per_lane < te ? s + lb_per_lane : te) - s);
+        const unsigned bits = n > 0 ? port_ldg(a.start_bits + (s >> 3)) & ((1u << n) - 1u) : 0u;
+        const int cnt = port_popc(bits);
+        int incl = cnt;
+#pragma unroll
+        for (int off = 1; off < W; off <<= 1) {
+            const int u = port_shfl_up<W>(incl, off);
+            if (lane >= off) incl += u;
+        }
+        const int head_row = open_row + incl - cnt;
         port_warp_sync<W>(); /* the products are in shared memory */
 
-        /* step 3: walk the lane's products; row = the row being summed (r - 1 while in the head) */
+        /* step 3: walk the lane's products (those past te are 0) */
         const T *mine = sm + lane * (lb_per_lane + 1);
-        int row = r - 1, nxt = r;
-        long long nstart = nxt < rn ? port_ldg(ptr + nxt) : t; /* start of row nxt; t: none in range */
-        const bool head_nonempty = nxt < rn ? nstart > s : s < t;
+        int row = head_row;
         T sum = T(0), head = T(0);
 #pragma unroll
         for (int j = 0; j < lb_per_lane; j++) {
-            const long long e = s + j;
-            if (e < t) {
-                while (nstart <= e) { /* rows starting at or before e (empty ones too) close the current row */
-                    if (row == r - 1) head = sum;
-                    else put(row, sum);
-                    row = nxt;
-                    sum = T(0);
-                    nxt++;
-                    nstart = nxt < rn ? port_ldg(ptr + nxt) : t;
-                }
-                sum += mine[j];
+            if (bits >> j & 1u) {
+                if (row == head_row) head = sum;
+                else put(row, sum);
+                row++;
+                sum = T(0);
             }
-        }
-        while (nxt < rn) { /* rows starting at t: trailing empty rows of the matrix (last chunk only) */
-            if (row == r - 1) head = sum;
-            else put(row, sum);
-            row = nxt;
-            sum = T(0);
-            nxt++;
+            sum += mine[j];
         }
 
-        /* segmented scan: a segment starts where a row starts in the lane (and at lane 0) */
-        const bool starts = r < rn;
+        /* step 4: segmented scan; a segment starts at lane 0 and at every lane where a row starts */
+        const bool starts = cnt > 0;
         T v = sum;
         if (lane == 0 && !starts) v += open;
         const port_lane_mask_t heads = port_ballot<W>(starts || lane == 0);
         const int seg = port_highest_lane(heads & port_lanemask_le<W>(lane));
-        T o = v; /* ends as the partial sum of `row` up to t */
+        T o = v; /* ends as the partial sum of `row` up to the lane's end */
 #pragma unroll
         for (int off = 1; off < W; off <<= 1) {
             const T u = port_shfl_up<W>(o, off);
@@ -207,15 +203,26 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
         }
         T oprev = port_shfl_up<W>(o, 1);
         if (lane == 0) oprev = open;
-        if (starts && head_nonempty) put(r - 1, oprev + head); /* the head row ends in this lane */
-        /* the final row ends at t, or the chunk ends: write it here; else the next lane's head finishes it */
-        if ((starts || s < t) && (t >= end || port_ldg(ptr + row + 1) <= t)) put(row, o);
-
-        if (te >= end) break;
+        if (starts) put(head_row, oprev + head); /* the head row ends in this lane */
+        if (te >= end) {
+            if (n > 0 && s + n == end) put(row, o); /* the chunk's last row, whole or continued by carries */
+            break;
+        }
         open = port_shfl_idx<W>(o, W - 1);
-        tile_row = port_shfl_idx<W>(rn, W - 1);
+        open_row += port_shfl_idx<W>(incl, W - 1);
         port_warp_sync<W>(); /* every lane has read the tile before the next one overwrites it */
     }
+}
+
+/* Empty rows: y = beta*y (never read when beta == 0). */
+template <typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
+    csr_lb_empty_kernel(int nempty, const int *__restrict__ empty_rows, T *__restrict__ y, T beta)
+{
+    const long long k = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
+    if (k >= nempty) return;
+    const int r = empty_rows[k];
+    y[r] = beta == T(0) ? T(0) : beta * y[r];
 }
 
 /* Fix-up: the first chunk of each run of equal carry rows adds the run's carries, in chunk order. */
@@ -231,6 +238,62 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     T sum = T(0);
     for (long long v = w; v < nwarps && carry_row[v] == r; v++) sum += carry_val[v];
     y[r] += alpha * sum;
+}
+
+/* ---- csr_lb on the host side: view, checks, launches (also used by tile's deferred part) ---------------------- */
+
+/* The split's arrays a[SPMVPORT_LB_*] (host sizes) against its parameters; NULL when consistent. */
+inline const char *lb_layout_problem(const spmvport_array *a, long long nnz, long long m, long long chunk,
+                                     long long nwarps, long long nempty, size_t vsize, int warp)
+{
+    if (chunk <= 0 || chunk % warp != 0 || chunk % 8 != 0 || chunk > INT32_MAX || nwarps < 1 ||
+        nwarps > INT32_MAX || nwarps * chunk < nnz || nempty < 0 || nempty > m)
+        return "csr_lb split inconsistent (the chunk must be a positive multiple of the warp size)";
+    const size_t i4 = sizeof(int32_t);
+    if (a[SPMVPORT_LB_CHUNK_ROW].bytes != (size_t)nwarps * i4 ||
+        a[SPMVPORT_LB_CARRY_VAL].bytes != (size_t)nwarps * vsize ||
+        a[SPMVPORT_LB_CARRY_ROW].bytes != (size_t)nwarps * i4 ||
+        a[SPMVPORT_LB_START_BITS].bytes < ((size_t)nnz + 7) / 8 ||
+        a[SPMVPORT_LB_ROW_MAP].bytes != (nempty > 0 ? (size_t)(m - nempty) * i4 : 0) ||
+        a[SPMVPORT_LB_EMPTY_ROWS].bytes != (size_t)nempty * i4)
+        return "csr_lb split arrays inconsistent with the parameters";
+    return NULL;
+}
+
+/* d: device copies of the split's arrays (from its first slot). */
+template <typename T>
+lb_split<T> lb_split_view(void *const *d, long long nnz, long long nwarps, long long chunk, long long nempty,
+                          const void *col, const void *val)
+{
+    lb_split<T> a;
+    a.nnz = nnz;
+    a.nwarps = (int)nwarps;
+    a.chunk = (int)chunk;
+    a.nempty = (int)nempty;
+    a.col = (const int *)col;
+    a.val = (const T *)val;
+    a.chunk_row = (const int *)d[SPMVPORT_LB_CHUNK_ROW];
+    a.carry_val = (T *)d[SPMVPORT_LB_CARRY_VAL];
+    a.carry_row = (int *)d[SPMVPORT_LB_CARRY_ROW];
+    a.start_bits = (const unsigned char *)d[SPMVPORT_LB_START_BITS];
+    a.row_map = nempty > 0 ? (const int *)d[SPMVPORT_LB_ROW_MAP] : nullptr;
+    a.empty_rows = (const int *)d[SPMVPORT_LB_EMPTY_ROWS];
+    return a;
+}
+
+/* csr_lb_kernel, its fix-up, and the empty rows (skipped when beta == 1: y stays) on stream s. */
+template <int W, typename T>
+void launch_lb(const lb_split<T> &a, const T *x, T *y, T alpha, T beta, port_stream_t s)
+{
+    constexpr int warps = csr_block / W;
+    PORT_LAUNCH((unsigned)((a.nwarps + warps - 1) / warps), csr_block, 0, s, csr_lb_kernel<W, T>)
+    (a, x, y, alpha, beta);
+    if (a.nwarps > 1) /* chunk 0 never carries */
+        PORT_LAUNCH((unsigned)((a.nwarps + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_fixup_kernel<T>)
+        (a.nwarps, a.carry_val, a.carry_row, y, alpha);
+    if (a.nempty > 0 && beta != T(1))
+        PORT_LAUNCH((unsigned)((a.nempty + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_empty_kernel<T>)
+        (a.nempty, a.empty_rows, y, beta);
 }
 
 /* ---- read bandwidth: a large read-only sum with 16-byte loads, four in flight per thread ------------------------ */

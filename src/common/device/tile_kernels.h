@@ -227,11 +227,11 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         return "tile: deferred part's csr_lb split inconsistent";
     if (dnnz > 0 && (a[SPMVPORT_TILE_A_DEF_PTR].bytes != ((size_t)fd->m + 1) * i4 ||
                      a[SPMVPORT_TILE_A_DEF_COL].bytes != (size_t)dnnz * i4 ||
-                     a[SPMVPORT_TILE_A_DEF_VAL].bytes != (size_t)dnnz * vs ||
-                     a[SPMVPORT_TILE_A_DEF_WARP_ROW].bytes != ((size_t)dwarps + 1) * i4 ||
-                     a[SPMVPORT_TILE_A_DEF_CARRY_VAL].bytes != (size_t)dwarps * vs ||
-                     a[SPMVPORT_TILE_A_DEF_CARRY_ROW].bytes != (size_t)dwarps * i4))
+                     a[SPMVPORT_TILE_A_DEF_VAL].bytes != (size_t)dnnz * vs))
         return "tile: deferred arrays inconsistent with the parameters";
+    if (dnnz > 0)
+        return lb_layout_problem(a + SPMVPORT_TILE_A_DEF_SPLIT, dnnz, fd->m, chunk, dwarps,
+                                 prm[SPMVPORT_TILE_P_DEF_EMPTY], vs, warp);
     return NULL;
 }
 
@@ -239,7 +239,7 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
  * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no dynamic shared memory: its static
  * shared memory is tile_batch x 16 values per warp), tile_fixup_kernel when tile rows are split, then for
- * deferred COO csr_lb_kernel with beta = 1 and its fix-up. The caller checks the launch error; m == 0 launches
+ * deferred COO csr_lb (launch_lb) with beta = 1. The caller checks the launch error; m == 0 launches
  * nothing. */
 template <int W, typename T, typename Plan>
 void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
@@ -264,16 +264,10 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
         (fd->m, splits, (const int *)d[SPMVPORT_TILE_A_SPLIT], carry, y, alpha, beta);
     const int dnnz = (int)prm[SPMVPORT_TILE_P_DEF_NNZ];
     if (dnnz == 0) return;
-    const int dwarps = (int)prm[SPMVPORT_TILE_P_DEF_WARPS], chunk = (int)prm[SPMVPORT_TILE_P_DEF_CHUNK];
-    T *dcarry_val = (T *)d[SPMVPORT_TILE_A_DEF_CARRY_VAL];
-    int *dcarry_row = (int *)d[SPMVPORT_TILE_A_DEF_CARRY_ROW];
-    PORT_LAUNCH((unsigned)(((long long)dwarps * W + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_kernel<W, T>)
-    (dnnz, dwarps, chunk, (const int *)d[SPMVPORT_TILE_A_DEF_PTR], (const int *)d[SPMVPORT_TILE_A_DEF_COL],
-     (const T *)d[SPMVPORT_TILE_A_DEF_VAL], (const int *)d[SPMVPORT_TILE_A_DEF_WARP_ROW], dcarry_val, dcarry_row, x, y,
-     alpha, T(1));
-    if (dwarps > 1) /* chunk 0 never carries */
-        PORT_LAUNCH((unsigned)((dwarps + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_fixup_kernel<T>)
-        (dwarps, dcarry_val, dcarry_row, y, alpha);
+    launch_lb<W, T>(lb_split_view<T>(d + SPMVPORT_TILE_A_DEF_SPLIT, dnnz, prm[SPMVPORT_TILE_P_DEF_WARPS],
+                                     prm[SPMVPORT_TILE_P_DEF_CHUNK], prm[SPMVPORT_TILE_P_DEF_EMPTY],
+                                     d[SPMVPORT_TILE_A_DEF_COL], d[SPMVPORT_TILE_A_DEF_VAL]),
+                    x, y, alpha, T(1), s);
 }
 
 } /* namespace */

@@ -1,0 +1,69 @@
+/*
+ * test_format_csr_lb.c -- csr_lb's split (format_csr.c) on the edge-case corpus at warp sizes 32 and 64 and several
+ * chunk sizes; the executor's results are checked against the oracle in test_cpu_executors.c and gpu_suite.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "format_builders.h"
+#include "lb_split_check.h"
+
+static void check_corpus_split(int warp, int chunk)
+{
+    support_case *cases = NULL;
+    const int count = support_edge_corpus(SPMV_F64, &cases);
+    for (int i = 0; i < count; i++) {
+        const spmv_matrix_t *A = cases[i].A;
+        spmvport_format_data fd;
+        spmv_plan_options_t opt;
+        char msg[256] = "";
+        spmv_plan_options_init(&opt);
+        opt.nnz_per_warp = chunk;
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_CSR_LB, warp, NULL, &opt, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s: %s", cases[i].name, msg);
+        cr_assert_eq(fd.narrays, SPMVPORT_CSR_LB_SPLIT + SPMVPORT_LB_NARRAYS, "%s: arrays", cases[i].name);
+        check_lb_split(fd.arrays + SPMVPORT_CSR_LB_SPLIT, A->row_ptr, A->m, A->nnz, fd.params[SPMVPORT_P_NNZ_PER_WARP],
+                       fd.params[SPMVPORT_P_NWARPS], fd.params[SPMVPORT_P_LB_EMPTY], cases[i].name);
+        cr_assert(strstr(fd.stats, "empty_rows=") != NULL, "%s: stats '%s'", cases[i].name, fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    support_cases_free(cases, count);
+}
+
+Test(csr_lb_split, corpus_w32_default) { check_corpus_split(32, 0); }
+Test(csr_lb_split, corpus_w64_default) { check_corpus_split(64, 0); }
+Test(csr_lb_split, corpus_w32_one_warp_chunks) { check_corpus_split(32, 32); }
+Test(csr_lb_split, corpus_w64_long_chunks) { check_corpus_split(64, 1024); }
+
+/* Runs of thousands of empty rows between single entries (NotreDame_www has runs of 5,308): the split lists
+ * them, no chunk walks them, and the executor writes y = beta*y there. */
+Test(csr_lb_split, empty_row_runs)
+{
+    const int32_t m = 20000;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof(int32_t)), *col = malloc(8 * sizeof(int32_t));
+    double *val = malloc(8 * sizeof(double));
+    int32_t nnz = 0;
+    for (int32_t r = 0; r < m; r++) {
+        ptr[r] = nnz;
+        if (r % 5000 == 4999 && nnz < 8) col[nnz] = r % 7, val[nnz++] = 1.0 + r;
+    }
+    ptr[m] = nnz;
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, 7, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    spmvport_format_data fd;
+    spmv_plan_options_t opt;
+    char msg[256] = "";
+    spmv_plan_options_init(&opt);
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_CSR_LB, 32, NULL, &opt, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    cr_assert_eq(fd.params[SPMVPORT_P_LB_EMPTY], m - nnz);
+    check_lb_split(fd.arrays + SPMVPORT_CSR_LB_SPLIT, ptr, m, nnz, fd.params[SPMVPORT_P_NNZ_PER_WARP],
+                   fd.params[SPMVPORT_P_NWARPS], fd.params[SPMVPORT_P_LB_EMPTY], "empty runs");
+    spmvport_format_data_free(&fd);
+
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    cr_assert_geq(support_check_format(ctx, SPMV_FORMAT_CSR_LB, NULL, "empty runs", A, 0), 0.0);
+    spmv_context_destroy(ctx);
+    spmv_matrix_destroy(A);
+    free(ptr), free(col), free(val);
+}
