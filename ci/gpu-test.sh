@@ -19,6 +19,8 @@
 #       shared     the four largest shared matrices, every format, both precisions, rows in shared.csv
 #     Each stage runs under a time limit so that one device call (10 minutes) holds them all:
 #       GPU_TEST_TIME_TESTS=200 GPU_TEST_TIME_MEMCHECK=140 GPU_TEST_TIME_RACECHECK=60 GPU_TEST_TIME_BENCH=170
+#     GPU_TEST_BINARIES: the test binaries the tests stage runs (names; default all); GPU_TEST_GPU_FILTER: a
+#     Criterion --filter for test_gpu_cuda there; GPU_TEST_VARIANTS: the variants stage's runs (see run_variants).
 #     GPU_TEST_MEMCHECK_FILTERS / GPU_TEST_RACECHECK_FILTERS: space-separated Criterion --filter patterns
 #     (extglob: gpu_cuda/@(csr_lb|vendor)_corpus_*); tests left out by a filter print "[SKIP] ... disabled".
 #     Exit status 0 when every stage that ran passed.
@@ -108,11 +110,16 @@ run_tests() {
   # the GPU suite first: the time limit, if it bites, cuts CPU tests that CI runs anyway
   for t in "$bin"/test_gpu_cuda $(ls "$bin"/test_* | grep -v '/test_gpu_cuda$'); do
     [ -x "$t" ] || continue
+    if [ -n "${GPU_TEST_BINARIES:-}" ] && ! [[ " $GPU_TEST_BINARIES " == *" $(basename "$t") "* ]]; then continue; fi
     left=$((limit - (SECONDS - start)))
     if [ $left -le 5 ]; then note "tests: time limit reached before $(basename "$t")"; failed=1; break; fi
     echo "==== $(basename "$t")" >>"$log"
     before=$(wc -l <"$log")
-    limited "$left" "$t" --verbose -j"$jobs" >>"$log" 2>&1
+    if [ "$(basename "$t")" = test_gpu_cuda ] && [ -n "${GPU_TEST_GPU_FILTER:-}" ]; then
+      limited "$left" "$t" --filter="$GPU_TEST_GPU_FILTER" --verbose -j"$jobs" >>"$log" 2>&1
+    else
+      limited "$left" "$t" --verbose -j"$jobs" >>"$log" 2>&1
+    fi
     rc=$?
     note "tests: $(basename "$t"): rc=$rc $(tail -n +"$((before + 1))" "$log" | grep -m1 'Synthesis' |
           sed 's/.*Synthesis: //')"
@@ -174,14 +181,23 @@ run_variants() {
     "hbp hbp_combine=2 $graphs" "hbp hbp_grouping=1 $graphs"
     "tile tile_variant=1 $meshes gen:kron:20:16" "tile tile_deferred_coo=-1 $meshes gen:kron:20:16"
     "ehyb ehyb_plan_ordering=1 $meshes")
-  local r fmt popt mats first=1
+  # GPU_TEST_VARIANTS replaces the list: runs separated by ';', each "FORMAT[,FORMAT] OPTION[,OPTION]|- MATRIX..."
+  # (a MATRIX "@DIR/name" is a shared matrix), precision GPU_TEST_VARIANT_PRECISION (default f64)
+  if [ -n "${GPU_TEST_VARIANTS:-}" ]; then
+    IFS=';' read -r -a runs <<<"$GPU_TEST_VARIANTS"
+  fi
+  local r fmt popt mats first=1 o
   for r in "${runs[@]}"; do
     read -r fmt popt mats <<<"$r"
+    [ -n "$fmt" ] || continue
     left=$((limit - (SECONDS - start)))
     if [ $left -le 5 ]; then note "variants: time limit reached before $fmt $popt"; break; fi
+    local -a po=()
+    if [ "$popt" != - ]; then for o in ${popt//,/ }; do po+=(--plan-option "$o"); done; fi
+    mats=${mats//@/$SPMVPORT_MATRIX_DIR/}
     # shellcheck disable=SC2086
-    limited "$left" "$b" --backend cuda --format "$fmt" --plan-option "$popt" --precision f64 --quiet \
-      --csv "$OUT/variant.csv" $mats >>"$OUT/variants.log" 2>&1
+    limited "$left" "$b" --backend cuda --format "$fmt" "${po[@]}" --precision "${GPU_TEST_VARIANT_PRECISION:-f64}" \
+      --quiet --csv "$OUT/variant.csv" $mats >>"$OUT/variants.log" 2>&1
     rc=$?
     if [ -f "$OUT/variant.csv" ]; then
       if [ $first -eq 1 ]; then cat "$OUT/variant.csv" >"$OUT/variants.csv"; first=0
