@@ -91,6 +91,12 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      opt->amf_fixed_fold, AMF_MAX_FOLD);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    const int lanes = opt->amf_lanes;
+    if (lanes != 0 && (lanes < 2 || lanes > 64 || (lanes & (lanes - 1)) != 0)) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_lanes = %d; expected 0 (from the fold lengths) or a power "
+                     "of two in [2, 64]", lanes);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
         spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
                      A->nnz);
@@ -118,6 +124,7 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
 typedef struct {
     int w, w_log2;           /* warp size */
     int fixed;               /* fixed fold count, 0: adaptive */
+    int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -234,6 +241,10 @@ static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32
 #pragma omp parallel for schedule(dynamic, 1024) if (p->sub_blocks > AMF_OMP_MIN)
     for (int32_t s = 0; s < p->sub_blocks; s++) {
         int32_t b = sub_unit[2 * s], e = sub_unit[2 * s + 1];
+        if (p->lanes_log2 > 0) {
+            lanes[s] = (uint8_t)p->lanes_log2;
+            continue;
+        }
         int best = 1;
         int64_t best_cost = sub_block_cost(fold_ptr, b, e, 1, p->w);
         for (int lg = 2; lg <= p->w_log2; lg++) {
@@ -363,15 +374,25 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
 
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
-    char fold[16];
+    char fold[16], mix[96] = "";
     if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
     else spmvport_msg(fold, sizeof fold, "adaptive");
+    /* sub-blocks per lane count, e.g. "2:15/4:34196": what the lane rule chose */
+    int64_t count[7] = {0};
+    const uint8_t *lanes = fd->arrays[AMF_A_SUB_LANES].data;
+    for (int32_t s = 0; s < p->sub_blocks; s++) count[lanes[s] < 7 ? lanes[s] : 6]++;
+    for (int e = 1; e < 7; e++) {
+        size_t used = strlen(mix);
+        if (count[e] > 0 && used < sizeof mix)
+            spmvport_msg(mix + used, sizeof mix - used, "%s%d:%lld", used > 0 ? "/" : "", 1 << e, (long long)count[e]);
+    }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;packed=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
-                 AMF_LONG_MIN, fold, 1 << p->lanes0_log2, packed);
+                 AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
+                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -404,6 +425,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.w = fd->warp_size;
     p.w_log2 = log2_int(p.w);
     p.fixed = opt->amf_fixed_fold;
+    p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {
