@@ -162,17 +162,18 @@ PORT_DEVICE void amf_sub_block(int s, const int *__restrict__ fold_row, const in
         /* transposing levels while a lane holds several rows; lanes is warp-uniform, so are the shuffles */
         int rb = 0, held = ACC, span = lanes;
 #pragma unroll
-        for (int n = ACC; n > 1; n >>= 1) {
-            if (span < 2) break;
-            span >>= 1;
-            const bool up = (l & span) != 0;
+        for (int n = ACC; n > 1; n >>= 1) { /* n: rows a lane holds, a constant after unrolling */
+            if (span >= 2) { /* once a group is down to one lane per row set, it stays there */
+                span >>= 1;
+                const bool up = (l & span) != 0;
 #pragma unroll
-            for (int i = 0; i < n / 2; i++) {
-                const T keep = up ? a[i + n / 2] : a[i], send = up ? a[i] : a[i + n / 2];
-                a[i] = keep + port_shfl_xor<W>(send, span);
+                for (int i = 0; i < n / 2; i++) {
+                    const T keep = up ? a[i + n / 2] : a[i], send = up ? a[i] : a[i + n / 2];
+                    a[i] = keep + port_shfl_xor<W>(send, span);
+                }
+                rb += up ? n / 2 : 0;
+                held = n / 2;
             }
-            rb += up ? n / 2 : 0;
-            held = n / 2;
         }
         for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
         if (active && (l & (span - 1)) == 0) {
