@@ -359,6 +359,60 @@ Test(amf_csr, fixed_fold_1_to_4)
     }
 }
 
+/* options.amf_lanes: every sub-block gets that many lanes (capped at W), and the results stay right. */
+Test(amf_csr, fixed_lanes)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int lanes[] = {2, 8, 64};
+    for (int i = 0; i < 3; i++)
+        for (int w = 32; w <= 64; w *= 2) {
+            spmv_plan_options_t opt = options(w, 0);
+            opt.amf_lanes = lanes[i];
+            support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, w == 32 ? SPMV_F64 : SPMV_F32);
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, "kron:10:8", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            spmvport_format_data fd;
+            char msg[SPMVPORT_MSG_LEN] = "";
+            cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, w, NULL, &opt, msg, sizeof msg),
+                         SPMV_STATUS_SUCCESS, "%s", msg);
+            const int want = lanes[i] < w ? lanes[i] : w;
+            const uint8_t *sl = fd.arrays[AMF_A_SUB_LANES].data;
+            for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++)
+                cr_assert_eq(1 << sl[s], want, "sub-block %lld: %d lanes, asked %d", (long long)s, 1 << sl[s], want);
+            check_executor_direct(&fd, A, "kron:10:8");
+            spmvport_format_data_free(&fd);
+            spmv_matrix_destroy(A);
+        }
+    spmv_context_destroy(ctx);
+}
+
+/* The lane model: folds that one batch of AMF_BATCH entries per lane covers at 2 lanes keep 2 lanes; a lone long
+ * fold gets the whole warp. */
+Test(amf_csr, lanes_from_fold_lengths)
+{
+    spmv_matrix_t *A = NULL;
+    /* 4-row folds of 3 entries (12 <= 2 x AMF_BATCH): 2 lanes, 16 folds per step */
+    cr_assert_eq(spmv_matrix_generate(&A, "uniform:4000:3", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    spmvport_format_data fd;
+    build_normal(&fd, A, 32, 0);
+    const uint8_t *sl = fd.arrays[AMF_A_SUB_LANES].data;
+    for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++)
+        cr_assert_eq(sl[s], 1, "sub-block %lld: 2^%d lanes", (long long)s, sl[s]);
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+    /* rows of 1000 entries: 4-row folds of 4000, one per sub-block (T_l), taken by the whole warp */
+    cr_assert_eq(spmv_matrix_generate(&A, "uniform:2000:1000", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    build_normal(&fd, A, 32, 0);
+    sl = fd.arrays[AMF_A_SUB_LANES].data;
+    for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++) cr_assert_eq(1 << sl[s], 32);
+    spmvport_format_data_free(&fd);
+    build_normal(&fd, A, 64, 0);
+    sl = fd.arrays[AMF_A_SUB_LANES].data;
+    for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++) cr_assert_eq(1 << sl[s], 64);
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+}
+
 Test(amf_csr, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -371,6 +425,15 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_fixed_fold") != NULL, "message: %s", spmv_last_error(ctx));
+    }
+    const int bad_lanes[] = {-2, 1, 3, 128};
+    for (int i = 0; i < 4; i++) {
+        spmv_plan_options_t opt = options(0, 0);
+        opt.amf_lanes = bad_lanes[i];
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert_null(plan);
+        cr_assert(strstr(spmv_last_error(ctx), "amf_lanes") != NULL, "message: %s", spmv_last_error(ctx));
     }
     /* a warp size the layout cannot take, through the builder */
     spmvport_format_data fd;

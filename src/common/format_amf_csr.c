@@ -7,7 +7,8 @@
  *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
  *      T_l = clamp(short entries / (4 * resident warps of the device), G * F, 16 * G * F), F the average fold
- *      length and G the folds a warp runs side by side; lanes per fold ~ sqrt(average fold length);
+ *      length and G the folds a warp runs side by side; lanes per fold per sub-block: the count with the least
+ *      modelled time (memory round trips of AMF_BATCH entries per lane, per step) for its fold lengths;
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -38,12 +39,14 @@ static int log2_int(int v)
     return e;
 }
 
-/* log2 of the lanes per fold for folds of `avg` entries: the power of two nearest sqrt(avg), in [2, W]. */
+/* log2 of the lanes per fold for folds of `avg` entries: the fewest lanes, a power of two in [2, W], that load
+ * such a fold in one batch of AMF_BATCH entries per lane (a lane's batch is in flight at once, so a fold costs one
+ * memory round trip; fewer lanes per fold put more folds side by side in a step). */
 static int lanes_log2_for(double avg, int w_log2)
 {
-    int e = avg > 1.0 ? (int)floor(0.5 * log2(avg) + 0.5) : 1;
-    if (e < 1) e = 1;
-    return e > w_log2 ? w_log2 : e;
+    int e = 1;
+    while (e < w_log2 && (double)(AMF_BATCH << e) < avg) e++;
+    return e;
 }
 
 static int32_t row_len(const spmv_matrix_t *A, int32_t r) { return A->row_ptr[r + 1] - A->row_ptr[r]; }
@@ -88,6 +91,12 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      opt->amf_fixed_fold, AMF_MAX_FOLD);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    const int lanes = opt->amf_lanes;
+    if (lanes != 0 && (lanes < 2 || lanes > 64 || (lanes & (lanes - 1)) != 0)) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_lanes = %d; expected 0 (from the fold lengths) or a power "
+                     "of two in [2, 64]", lanes);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
         spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
                      A->nnz);
@@ -115,6 +124,7 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
 typedef struct {
     int w, w_log2;           /* warp size */
     int fixed;               /* fixed fold count, 0: adaptive */
+    int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -204,15 +214,47 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
     p->sub_blocks = s;
 }
 
-/* Lanes per fold of each sub-block: ~sqrt of its average fold length, raised while whole groups would idle. */
+/* Modelled time of sub-block [b, e) at 2^lg lanes per fold, in quarter memory round trips: each step (W / 2^lg
+ * folds side by side) costs as many round trips as its longest fold needs batches of AMF_BATCH entries per lane
+ * (at least one), plus a quarter for its reduction and stores. */
+static int64_t sub_block_cost(const int32_t *fold_ptr, int32_t b, int32_t e, int lg, int w)
+{
+    const int32_t side = w >> lg;
+    const int64_t cap = (int64_t)AMF_BATCH << lg; /* entries a group loads per round trip */
+    int64_t cost = 0;
+    for (int32_t base = b; base < e; base += side) {
+        int64_t batches = 1;
+        for (int32_t u = base; u < e && u < base + side; u++) {
+            int64_t need = (fold_ptr[u + 1] - fold_ptr[u] + cap - 1) / cap;
+            if (need > batches) batches = need;
+        }
+        cost += 4 * batches + 1;
+    }
+    return cost;
+}
+
+/* Lanes per fold of each sub-block: the count, a power of two in [2, W], with the least modelled time for the
+ * sub-block's own fold lengths (ties: fewer lanes). A few long folds among short ones then get enough lanes
+ * only where the model says they pay, and a sub-block of few folds spreads them over the whole warp. */
 static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, uint8_t *lanes)
 {
-#pragma omp parallel for schedule(static) if (p->sub_blocks > AMF_OMP_MIN)
+#pragma omp parallel for schedule(dynamic, 1024) if (p->sub_blocks > AMF_OMP_MIN)
     for (int32_t s = 0; s < p->sub_blocks; s++) {
         int32_t b = sub_unit[2 * s], e = sub_unit[2 * s + 1];
-        int l = lanes_log2_for((double)(fold_ptr[e] - fold_ptr[b]) / (e - b), p->w_log2);
-        while (l < p->w_log2 && (p->w >> (l + 1)) >= e - b) l++;
-        lanes[s] = (uint8_t)l;
+        if (p->lanes_log2 > 0) {
+            lanes[s] = (uint8_t)p->lanes_log2;
+            continue;
+        }
+        int best = 1;
+        int64_t best_cost = sub_block_cost(fold_ptr, b, e, 1, p->w);
+        for (int lg = 2; lg <= p->w_log2; lg++) {
+            int64_t c = sub_block_cost(fold_ptr, b, e, lg, p->w);
+            if (c < best_cost) {
+                best = lg;
+                best_cost = c;
+            }
+        }
+        lanes[s] = (uint8_t)best;
     }
 }
 
@@ -332,15 +374,25 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
 
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
-    char fold[16];
+    char fold[16], mix[96] = "";
     if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
     else spmvport_msg(fold, sizeof fold, "adaptive");
+    /* sub-blocks per lane count, e.g. "2:15/4:34196": what the lane rule chose */
+    int64_t count[7] = {0};
+    const uint8_t *lanes = fd->arrays[AMF_A_SUB_LANES].data;
+    for (int32_t s = 0; s < p->sub_blocks; s++) count[lanes[s] < 7 ? lanes[s] : 6]++;
+    for (int e = 1; e < 7; e++) {
+        size_t used = strlen(mix);
+        if (count[e] > 0 && used < sizeof mix)
+            spmvport_msg(mix + used, sizeof mix - used, "%s%d:%lld", used > 0 ? "/" : "", 1 << e, (long long)count[e]);
+    }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;packed=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
-                 AMF_LONG_MIN, fold, 1 << p->lanes0_log2, packed);
+                 AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
+                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -373,6 +425,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.w = fd->warp_size;
     p.w_log2 = log2_int(p.w);
     p.fixed = opt->amf_fixed_fold;
+    p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {

@@ -60,6 +60,7 @@ enum {
 #define AMF_BLOCK 256           /* threads per block: a multiple of both warp sizes */
 #define AMF_PIECE_PER_THREAD 16 /* a long-row piece is AMF_BLOCK * this many entries */
 #define AMF_PACK_LIMIT (1 << 30) /* columns below this pack the local row into their low 2 bits */
+#define AMF_BATCH 8             /* entries per lane loaded together (before any is used) by the kernels */
 
 #ifndef __CUDACC__
 #if !defined(__HIP__) && !defined(__HIPCC__)

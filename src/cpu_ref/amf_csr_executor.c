@@ -5,8 +5,10 @@
  *   sub-blocks  one warp of W lanes each. With L = 2^sub_lanes[s] lanes per fold, the warp runs G = W / L folds
  *               side by side: step by step over the sub-block's units, group g takes unit base + g; lane l of
  *               the group takes entries l, l + L, ... of the fold and adds each product into the accumulator of
- *               the entry's local row (up to 4 per lane). Then, for each local row j < FOLD_MAX, a shuffle-down
- *               tree over the group (offsets L/2 .. 1) and the group's lane 0 writes row j of the fold.
+ *               the entry's local row (up to 4 per lane; the kernel loads AMF_BATCH of a lane's entries at once
+ *               but adds them in this order). Then, for each local row j < FOLD_MAX, the tree over the group's
+ *               lanes with offsets L/2 .. 1: the kernel's transposing butterfly adds exactly these pairs (the
+ *               row's sum just ends in another lane), so the sums are the same, bit for bit.
  *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
  *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece

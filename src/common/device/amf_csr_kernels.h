@@ -4,15 +4,16 @@
  * (src/cpu_ref/amf_csr_executor.c) walks the arrays the same way:
  *
  *   amf_csr_kernel     one launch, two kinds of blocks (the kind is uniform over a block):
- *     blocks [0, pieces)   one long-row piece each: thread t takes entries t, t + B, ... of the piece; a
- *                          shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp
- *                          order and writes y (a one-piece row) or long_part[piece];
+ *     blocks [0, pieces)   one long-row piece each: thread t takes entries t, t + B, ... of the piece,
+ *                          AMF_BATCH loads in flight; a shuffle-down tree per warp (offsets W/2 .. 1); thread 0
+ *                          adds the warp sums in warp order and writes y (a one-piece row) or long_part[piece];
  *     the other blocks     B / W warps, one sub-block each: with L = 2^sub_lanes lanes per fold the warp runs
  *                          G = W / L folds side by side, step by step over the sub-block's units; lane l of a
- *                          group takes entries l, l + L, ... of its fold and adds each product into the
- *                          accumulator of the entry's local row (four registers); then per local row j <
- *                          fold_max a shuffle-down tree over the group (offsets L/2 .. 1), and the group's lane 0
- *                          writes row j of its fold.
+ *                          group takes entries l, l + L, ... of its fold, AMF_BATCH at a time (all loads of a
+ *                          batch in flight together), and adds each product into the accumulator of the entry's
+ *                          local row (registers, selected without branching); then a transposing butterfly over
+ *                          the group leaves each row's sum in its own lane (the pairs of a shuffle-down tree with
+ *                          offsets L/2 .. 1) and those lanes write the step's rows with one store.
  *   amf_csr_fixup_kernel one thread per long row of several pieces: adds its partials in piece order, writes y.
  *
  * No atomics, no counters (nothing to reset between calls), no dynamic shared memory, no implicit lockstep: the
@@ -53,6 +54,7 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
                                 T *__restrict__ long_part, T *warp_sum, const T *__restrict__ x,
                                 T *__restrict__ y, T alpha, T beta)
 {
+    constexpr int B = AMF_BATCH;
     const int tid = (int)port_thread_idx();
     const int i = port_ldg(piece_owner + q), u = port_ldg(long_unit + i);
     const int first = port_ldg(long_piece + i), count = port_ldg(long_piece + i + 1) - first;
@@ -60,8 +62,23 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
     const long long row_end = port_ldg(fold_ptr + u + 1);
     const long long ke = kb + piece_len < row_end ? kb + piece_len : row_end;
     T sum = T(0);
-    for (long long k = kb + tid; k < ke; k += amf_block)
-        sum += port_ldg(val + k) * port_ldg(x + amf_col<PACKED>(cols, k));
+    /* B entries (t, t + block, ...) loaded before any is used: B independent loads in flight per thread, added
+     * in the same order as one entry at a time */
+    for (long long k0 = kb + tid; k0 < ke; k0 += (long long)B * amf_block) {
+        unsigned c[B];
+        T v[B], xv[B];
+#pragma unroll
+        for (int j = 0; j < B; j++) {
+            const long long k = k0 + (long long)j * amf_block;
+            c[j] = k < ke ? port_ldg(cols + k) : 0u;
+            v[j] = k < ke ? port_ldg(val + k) : T(0);
+        }
+#pragma unroll
+        for (int j = 0; j < B; j++)
+            xv[j] = k0 + (long long)j * amf_block < ke ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
+#pragma unroll
+        for (int j = 0; j < B; j++) sum += v[j] * xv[j]; /* past the piece: + 0 * 0, no change */
+    }
     for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
     if (port_lane<W>() == 0) warp_sum[tid / W] = sum;
     port_block_sync();
@@ -72,49 +89,104 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
     else long_part[q] = s;
 }
 
-/* ---- folds: one warp per sub-block ---------------------------------------------------------------------------- */
-template <int W, typename T, bool PACKED>
-PORT_DEVICE void amf_sub_block(int s, int fold_max, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
+/* ---- folds: one warp per sub-block ----------------------------------------------------------------------------
+ *
+ * ACC accumulators per lane (the power of two >= fold_max). Per step, group g's lane l loads the fold's entries
+ * l, l + L, ... in batches of AMF_BATCH: all columns and values of a batch first, then all its x entries, then
+ * the products go into the accumulator of their local row (a select, not a branch: no divergence on the local
+ * row). The next step's fold bounds are loaded before the current step's entries, so they are in flight
+ * together. The reduction is a transposing butterfly: at offset L/2 the lower half of the group keeps rows
+ * [0, ACC/2) and receives its partner's copies of them, the upper half keeps the other rows, and so on while a
+ * lane holds more than one row; plain xor levels finish. Each sum has exactly the pairs of a shuffle-down tree
+ * (offsets L/2 .. 1), and the rows of a step end in different lanes, so one store instruction writes them all:
+ * with 4-row folds and L = 4, lane l writes row l of its fold, and the warp's stores cover consecutive rows. */
+template <int W, typename T, bool PACKED, int ACC>
+PORT_DEVICE void amf_sub_block(int s, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                                const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                                const T *__restrict__ val, const int *__restrict__ sub_unit,
                                const unsigned char *__restrict__ sub_lanes, const T *__restrict__ x,
                                T *__restrict__ y, T alpha, T beta)
 {
+    constexpr int B = AMF_BATCH;
     const int lane = port_lane<W>();
     const int lg = port_ldg(sub_lanes + s), lanes = 1 << lg, side = W >> lg;
     const int g = lane >> lg, l = lane & (lanes - 1);
     const int ub = port_ldg(sub_unit + 2 * s), ue = port_ldg(sub_unit + 2 * s + 1);
+    /* bounds of the group's fold in the next step: entries [nb, ne), rows [nr, nre) */
+    int nb = 0, ne = 0, nr = 0, nre = 0;
+    if (ub + g < ue) {
+        nb = port_ldg(fold_ptr + ub + g);
+        ne = port_ldg(fold_ptr + ub + g + 1);
+        nr = port_ldg(fold_row + ub + g);
+        nre = port_ldg(fold_row + ub + g + 1);
+    }
     for (int base = ub; base < ue; base += side) { /* warp-uniform: every lane runs every step */
-        const int u = base + g;
-        const bool active = u < ue;
-        T a0 = T(0), a1 = T(0), a2 = T(0), a3 = T(0); /* one accumulator per local row */
-        int r0 = 0, rows = 0;
+        const bool active = base + g < ue;
+        const unsigned pb = (unsigned)nb, pe = (unsigned)ne;
+        const int r0 = nr, rows = nre - nr;
+        const int un = base + side + g;
+        if (un < ue) {
+            nb = port_ldg(fold_ptr + un);
+            ne = port_ldg(fold_ptr + un + 1);
+            nr = port_ldg(fold_row + un);
+            nre = port_ldg(fold_row + un + 1);
+        }
+        T a[ACC]; /* one accumulator per local row */
+#pragma unroll
+        for (int i = 0; i < ACC; i++) a[i] = T(0);
         if (active) {
-            r0 = port_ldg(fold_row + u);
-            rows = port_ldg(fold_row + u + 1) - r0;
-            const long long e = port_ldg(fold_ptr + u + 1);
-            for (long long k = port_ldg(fold_ptr + u) + l; k < e; k += lanes) {
-                const unsigned c = port_ldg(cols + k);
-                const int col = PACKED ? (int)(c >> 2) : (int)c;
-                const int lr = PACKED ? (int)(c & 3u) : (int)port_ldg(local + k);
-                const T p = port_ldg(val + k) * port_ldg(x + col);
-                if (lr == 0) a0 += p;
-                else if (lr == 1) a1 += p;
-                else if (lr == 2) a2 += p;
-                else a3 += p;
+            for (unsigned k0 = pb + (unsigned)l; k0 < pe; k0 += (unsigned)(B << lg)) { /* < 2^31 + B*W: no wrap */
+                unsigned c[B];
+                int lr[B];
+                T v[B], xv[B];
+#pragma unroll
+                for (int j = 0; j < B; j++) {
+                    const unsigned k = k0 + ((unsigned)j << lg);
+                    c[j] = k < pe ? port_ldg(cols + k) : 0u;
+                    v[j] = k < pe ? port_ldg(val + k) : T(0);
+                    lr[j] = PACKED ? 0 : (k < pe ? (int)port_ldg(local + k) : 0);
+                }
+#pragma unroll
+                for (int j = 0; j < B; j++)
+                    xv[j] = k0 + ((unsigned)j << lg) < pe ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
+                /* slots past the fold hold 0 * 0: adding +0 changes no sum (a sum that starts at +0 never is -0) */
+#pragma unroll
+                for (int j = 0; j < B; j++) {
+                    const T p = v[j] * xv[j];
+                    const int r = PACKED ? (int)(c[j] & 3u) : lr[j];
+#pragma unroll
+                    for (int i = 0; i < ACC; i++) a[i] += r == i ? p : T(0);
+                }
             }
         }
-        for (int j = 0; j < fold_max; j++) { /* fold_max is uniform: the shuffles see the whole warp */
-            T v = j == 0 ? a0 : j == 1 ? a1 : j == 2 ? a2 : a3;
-            for (int off = lanes >> 1; off > 0; off >>= 1) v += port_shfl_down<W>(v, off);
-            if (active && l == 0 && j < rows) amf_store(y, r0 + j, alpha, v, beta);
+        /* transposing levels while a lane holds several rows; lanes is warp-uniform, so are the shuffles */
+        int rb = 0, held = ACC, span = lanes;
+#pragma unroll
+        for (int n = ACC; n > 1; n >>= 1) { /* n: rows a lane holds, a constant after unrolling */
+            if (span >= 2) { /* once a group is down to one lane per row set, it stays there */
+                span >>= 1;
+                const bool up = (l & span) != 0;
+#pragma unroll
+                for (int i = 0; i < n / 2; i++) {
+                    const T keep = up ? a[i + n / 2] : a[i], send = up ? a[i] : a[i + n / 2];
+                    a[i] = keep + port_shfl_xor<W>(send, span);
+                }
+                rb += up ? n / 2 : 0;
+                held = n / 2;
+            }
+        }
+        for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
+        if (active && (l & (span - 1)) == 0) {
+#pragma unroll
+            for (int i = 0; i < ACC; i++)
+                if (i < held && rb + i < rows) amf_store(y, r0 + rb + i, alpha, a[i], beta);
         }
     }
 }
 
-template <int W, typename T, bool PACKED>
+template <int W, typename T, bool PACKED, int ACC>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
-    amf_csr_kernel(int pieces, int subs, int piece_len, int fold_max, const int *__restrict__ fold_row,
+    amf_csr_kernel(int pieces, int subs, int piece_len, const int *__restrict__ fold_row,
                    const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                    const unsigned char *__restrict__ local, const T *__restrict__ val,
                    const int *__restrict__ sub_unit, const unsigned char *__restrict__ sub_lanes,
@@ -132,8 +204,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED>((int)s, fold_max, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
-                                alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC>((int)s, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
+                                     alpha, beta);
 }
 
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
@@ -208,14 +280,19 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     if (grid == 0) return; /* m == 0 */
-    if (prm[AMF_P_PACKED])
-        PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, true>)
-        (pieces, subs, piece_len, fold_max, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, long_unit,
-         long_piece, piece_owner, long_part, x, y, alpha, beta);
-    else
-        PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, false>)
-        (pieces, subs, piece_len, fold_max, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, long_unit,
-         long_piece, piece_owner, long_part, x, y, alpha, beta);
+    /* one instantiation per (packed, accumulators): ACC = the power of two >= fold_max */
+    auto launch_main = [&](auto packed, auto acc) {
+        PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, decltype(packed)::value, decltype(acc)::value>)
+        (pieces, subs, piece_len, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, long_unit, long_piece,
+         piece_owner, long_part, x, y, alpha, beta);
+    };
+    auto by_acc = [&](auto packed) {
+        if (fold_max <= 1) launch_main(packed, std::integral_constant<int, 1>());
+        else if (fold_max == 2) launch_main(packed, std::integral_constant<int, 2>());
+        else launch_main(packed, std::integral_constant<int, AMF_MAX_FOLD>());
+    };
+    if (prm[AMF_P_PACKED]) by_acc(std::true_type());
+    else by_acc(std::false_type());
     if (prm[AMF_P_MULTI] > 0)
         PORT_LAUNCH((unsigned)((nlong + amf_block - 1) / amf_block), amf_block, 0, s, amf_csr_fixup_kernel<T>)
         (nlong, fold_row, long_unit, long_piece, long_part, y, alpha, beta);
