@@ -41,6 +41,7 @@
 #define HBP_MAX_BINS_PER_BUCKET 64
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
+#define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
 
 /* ===========================================================================================================
  * The nonlinear hash
@@ -544,7 +545,10 @@ static void sample_hash(hbp_build *B)
     }
     h->c = h->a > h->log2b ? h->a - h->log2b : 0;
     h->d = h->b * (HBP_TOP_BUCKET + 1);
+    /* past the top bucket, and past HBP_LONG_WARPS W entries: a warp group of longer rows would keep its warp for
+     * thousands of entries, the tail of the competitive part; warp-strided they finish in a few trips */
     int32_t top = (HBP_TOP_BUCKET + 1) << h->a;
+    if (top > HBP_LONG_WARPS * B->W) top = HBP_LONG_WARPS * B->W;
     h->t_long = top > B->W ? top : B->W;
 }
 
@@ -748,9 +752,10 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
 }
 
 /* ===========================================================================================================
- * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries and one unit per warp. The task's x window is
- * the union of its blocks' column ranges; it is staged in shared memory when it fits and its bytes are at most
- * 16 per entry of the task (else reading x directly through the cache costs less).
+ * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries in whole rounds of units
+ * over the warps of a thread block. The task's x window is the union of its blocks' column ranges; it is staged
+ * in shared memory when it fits and its bytes are at most 16 per entry of the task (else reading x directly
+ * through the read-only cache costs less).
  * ========================================================================================================= */
 
 typedef struct {
@@ -792,8 +797,9 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
     hbp_open_task t = {0, -1, 0, 0, 0, 0};
     for (int32_t b = 0; b < B->NB; b++)
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
-            /* at least one unit per warp of the thread block, else warps idle through the task */
-            int full = t.entries >= target && u - t.first >= HBP_CTA_THREADS / B->W;
+            /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
+             * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show) */
+            int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) {
                 t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};

@@ -9,7 +9,7 @@
  *                      warps take the task's units in turn:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active
- *                          (two steps per trip, loads first, products in step order);
+ *                          (hbp_steps steps per trip: loads first, products in step order);
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
@@ -28,6 +28,7 @@
 namespace {
 
 constexpr int hbp_cta = HBP_CTA_THREADS;
+constexpr int hbp_steps = 4; /* steps of a warp group per loop trip */
 
 /* The device arrays one call reads and writes. */
 template <typename T>
@@ -69,6 +70,7 @@ PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, 
     if (lanes == 1) { /* one long segment: the warp strides over it */
         const int len = port_ldg(a.seg_len + s0);
         T sum = T(0);
+#pragma unroll 4
         for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(col + p0 + e));
         for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
         if (lane == 0) hbp_store(a, port_ldg(a.seg_out + s0), sum);
@@ -80,27 +82,29 @@ PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, 
     const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
     T sum = T(0);
     int p = p0;
-    /* two steps per trip: both steps' loads are issued before either product, so a lane has two entries (and
-     * two dependent x reads) in flight instead of one; the sum is still added in step order */
-    for (int step = 0;; step += 2) {
-        const port_lane_mask_t act0 = port_ballot<W>(len > step);
-        if (act0 == 0) break;
-        const port_lane_mask_t act1 = port_ballot<W>(len > step + 1);
-        const int p1 = p + port_popc(act0);
-        T v0 = T(0), x0 = T(0), v1 = T(0), x1 = T(0);
-        if (len > step) {
-            const int e = p + port_popc(act0 & below_or_me) - 1;
-            v0 = port_ldg(a.val + e);
-            x0 = xs(port_ldg(col + e));
+    /* hbp_steps steps per trip: every step's loads are issued before any product, so a lane has up to
+     * hbp_steps entries (and their dependent x reads) in flight instead of one; the sum is still added in step
+     * order. A group of rows of length L costs L / hbp_steps load latencies instead of L. */
+    for (int step = 0;; step += hbp_steps) {
+        port_lane_mask_t act[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) act[k] = port_ballot<W>(len > step + k);
+        if (act[0] == 0) break;
+        T v[hbp_steps], xv[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) {
+            v[k] = T(0);
+            xv[k] = T(0);
+            if (len > step + k) {
+                const int e = p + port_popc(act[k] & below_or_me) - 1;
+                v[k] = port_ldg(a.val + e);
+                xv[k] = xs(port_ldg(col + e));
+            }
+            p += port_popc(act[k]);
         }
-        if (len > step + 1) {
-            const int e = p1 + port_popc(act1 & below_or_me) - 1;
-            v1 = port_ldg(a.val + e);
-            x1 = xs(port_ldg(col + e));
-        }
-        if (len > step) sum += v0 * x0;
-        if (len > step + 1) sum += v1 * x1;
-        p = p1 + port_popc(act1);
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++)
+            if (len > step + k) sum += v[k] * xv[k];
     }
     if (mine) hbp_store(a, port_ldg(a.seg_out + s0 + lane), sum);
 }
