@@ -69,16 +69,18 @@ PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, 
     const int p0 = port_ldg(a.unit_ptr + u);
     if (lanes == 1) { /* one long segment: the warp strides over it */
         const int len = port_ldg(a.seg_len + s0);
+        const int out = port_ldg(a.seg_out + s0); /* read beside the length: no load left after the sum */
         T sum = T(0);
 #pragma unroll 4
         for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(col + p0 + e));
         for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-        if (lane == 0) hbp_store(a, port_ldg(a.seg_out + s0), sum);
+        if (lane == 0) hbp_store(a, out, sum);
         return;
     }
     /* a warp group: one lane per segment, entries column-major over the lanes still active */
     const bool mine = lane < lanes;
     const int len = mine ? port_ldg(a.seg_len + s0 + lane) : 0;
+    const int out = mine ? port_ldg(a.seg_out + s0 + lane) : 0;
     const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
     T sum = T(0);
     int p = p0;
@@ -106,7 +108,7 @@ PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, 
         for (int k = 0; k < hbp_steps; k++)
             if (len > step + k) sum += v[k] * xv[k];
     }
-    if (mine) hbp_store(a, port_ldg(a.seg_out + s0 + lane), sum);
+    if (mine) hbp_store(a, out, sum);
 }
 
 /* The block's warps take the task's units in turn. */
