@@ -789,6 +789,13 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
     t->open = 0;
 }
 
+/* About four tasks per thread block of the grid, at least 8 W entries. */
+static int64_t task_target(const hbp_build *B, int32_t grid)
+{
+    int64_t target = (int64_t)B->A->nnz / (4 * (int64_t)grid);
+    return target < 8 * B->W ? 8 * B->W : target;
+}
+
 /* Count the tasks (task == NULL) or write them. */
 static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t stage_cap, int32_t *task)
 {
@@ -980,18 +987,22 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if ((st = fill_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
 
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
+     * then again for the grid of the window the tasks really stage (no staging: 6 blocks per SM, not 4) */
     int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize);
-    int64_t target = (int64_t)A->nnz / (4 * (int64_t)grid);
-    if (target < 8 * B->W) target = 8 * B->W;
-    hbp_task_summary ts = plan_tasks(B, target, stage_cap, NULL);
+    hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize);
+    if (staged_grid != grid) {
+        grid = staged_grid;
+        ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+    }
     if (!alloc_out(B, HBP_A_TASK, (size_t)ts.ntasks * HBP_TASK_INTS, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SCHED, 2, sizeof(int32_t)))
         return oom(msg, msglen, "tasks", A);
-    plan_tasks(B, target, stage_cap, B->out[HBP_A_TASK]);
+    plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize); /* the same, unless the re-plan staged more */
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
-    /* residency follows the window actually staged: with no staged task every block fits (6 per SM, not 4) */
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize);
 
     double std_before, std_after;
     warp_std(B, &std_before, &std_after);
