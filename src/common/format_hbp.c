@@ -4,14 +4,17 @@
  * docs/formats/hbp.md.
  *
  * Passes (each parallel with OpenMP where it pays; all deterministic):
- *   1. count   every row's segments (its runs of entries in one column block), checking the input;
+ *   0. width   the column-block width from the matrix's density (one pass over the columns);
+ *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block), checking
+ *              the input;
  *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
  *              stay ascending inside each block) with each segment's output destination;
  *   3. blocks  find the non-empty blocks (runs of one row block inside one column block);
  *   4. sample  the aggregation shift a (and c) from the segment lengths;
  *   5. group   order each block's segments by the nonlinear hash of their length (or by sorting, sort2D);
  *   6. fill    write units (warp groups, column-major; long segments, row-major) and their entries;
- *   7. tasks   pack consecutive units of one column block into tasks with their shared-memory x window.
+ *   7. tasks   pack consecutive units of one column block into tasks with their shared-memory x window;
+ *              blocks wider than 65536 columns go back to 16-bit columns relative to each task when they fit.
  */
 #include <math.h>
 #include <stdio.h>
