@@ -169,8 +169,8 @@ run_bench() {
 }
 
 # The comparisons the format issues ask for, f64, one bench call per variant, rows appended to variants.csv:
-# csr_lb chunk sizes, AMF-CSR fixed folding, HBP atomics and sort2D grouping, TileSpMV all-CSR tiles and
-# no deferred COO, EHYB in the plan's ordering.
+# csr_lb chunk sizes, AMF-CSR fixed folding, HBP atomics, sort2D grouping and the paper's 4096-column blocks,
+# TileSpMV all-CSR tiles and no deferred COO, EHYB in the plan's ordering.
 run_variants() {
   local b=$bin/spmvport-bench start=$SECONDS limit=${GPU_TEST_TIME_VARIANTS:-120} left rc
   [ -x "$b" ] || { note "variants: skipped (no spmvport-bench)"; return; }
@@ -178,7 +178,7 @@ run_variants() {
   local -a runs=(
     "csr_lb nnz_per_warp=512 $graphs" "csr_lb nnz_per_warp=1024 $graphs"
     "amf_csr amf_fixed_fold=2 $graphs $meshes" "amf_csr amf_fixed_fold=4 $graphs $meshes"
-    "hbp hbp_combine=2 $graphs" "hbp hbp_grouping=1 $graphs"
+    "hbp hbp_combine=2 $graphs" "hbp hbp_grouping=1 $graphs" "hbp hbp_block_cols=4096 $graphs $meshes"
     "tile tile_variant=1 $meshes gen:kron:20:16" "tile tile_deferred_coo=-1 $meshes gen:kron:20:16"
     "ehyb ehyb_plan_ordering=1 $meshes")
   # GPU_TEST_VARIANTS replaces the list: runs separated by ';', each "FORMAT[,FORMAT] OPTION[,OPTION]|- MATRIX..."

@@ -240,7 +240,8 @@ typedef struct spmv_plan_options {
     int tile_balance;            /* most tiles of one tile row per warp; 0 = 8 (the paper's) */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
-    int hbp_block_cols;          /* columns per block; 0 = from the device's shared memory and the value size */
+    int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
+                                  * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
     int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
     /* SPMV_FORMAT_AMF_CSR */

@@ -4,14 +4,17 @@
  * docs/formats/hbp.md.
  *
  * Passes (each parallel with OpenMP where it pays; all deterministic):
- *   1. count   every row's segments (its runs of entries in one column block), checking the input;
+ *   0. width   the column-block width from the matrix's density (one pass over the columns);
+ *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block), checking
+ *              the input;
  *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
  *              stay ascending inside each block) with each segment's output destination;
  *   3. blocks  find the non-empty blocks (runs of one row block inside one column block);
  *   4. sample  the aggregation shift a (and c) from the segment lengths;
  *   5. group   order each block's segments by the nonlinear hash of their length (or by sorting, sort2D);
  *   6. fill    write units (warp groups, column-major; long segments, row-major) and their entries;
- *   7. tasks   pack consecutive units of one column block into tasks with their shared-memory x window.
+ *   7. tasks   pack consecutive units of one column block into tasks with their shared-memory x window;
+ *              blocks wider than 65536 columns go back to 16-bit columns relative to each task when they fit.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +34,6 @@
 #endif
 
 #define HBP_DEFAULT_BLOCK_ROWS 512
-#define HBP_MAX_BLOCK_COLS 65535         /* local columns and segment lengths are uint16 */
 #define HBP_SMEM_DEFAULT 49152           /* shared memory per thread block without opt-in (and on the CPU) */
 #define HBP_SMEM_RESERVED 256            /* static shared memory of the kernel */
 #define HBP_DEFAULT_SMS 108              /* multiprocessors assumed on the CPU backend (an A100) */
@@ -42,6 +44,7 @@
 #define HBP_MAX_BINS_PER_BUCKET 64
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
+#define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
 
 /* ===========================================================================================================
  * The nonlinear hash
@@ -71,7 +74,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping;
+    int W, combine, grouping, col_bytes;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -143,8 +146,72 @@ static int32_t default_block_cols(const spmv_device_info_t *dev, size_t vsize)
 {
     size_t cols = smem_budget(dev) * 2 / 3 / vsize;
     int32_t c = 1;
-    while ((size_t)c * 2 <= cols && c * 2 <= HBP_MAX_BLOCK_COLS) c *= 2;
+    while ((size_t)c * 2 <= cols && c * 2 <= HBP_NARROW_COLS) c *= 2;
     return c;
+}
+
+/* The block width from the matrix's density: cutting rows into column blocks costs, per extra segment, its
+ * seg_len and output_hash (6 bytes), a fix-row and partial-pointer share (about 6) and the partial's write and
+ * re-read (2 values); 16-bit local columns save 2 bytes per entry against 32-bit ones. Candidates: powers of
+ * two from the shared-memory width up to 65536 (16-bit columns), and one column block (32-bit columns when n >
+ * 65536 and a row spans half of that). The extra segments of every power of two come from one pass: entries k-1 and k of a row fall in
+ * different blocks of 2^j columns exactly when the highest set bit of col[k-1] ^ col[k] is j or above. Ties go
+ * to the narrower block (x segments stay local at no cost). */
+static int high_bit(uint32_t v)
+{
+    int bit = 0;
+    for (int step = 16; step > 0; step >>= 1)
+        if (v >> step) {
+            v >>= step;
+            bit += step;
+        }
+    return bit;
+}
+
+static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, size_t vsize)
+{
+    int64_t hist[33] = {0}, span = 0;
+    HBP_PRAGMA(omp parallel)
+    {
+        int64_t mine[33] = {0}, my_span = 0;
+        HBP_PRAGMA(omp for schedule(static))
+        for (int32_t r = 0; r < A->m; r++) {
+            if (A->row_ptr[r + 1] > A->row_ptr[r]) {
+                int64_t d = (int64_t)A->col_idx[A->row_ptr[r + 1] - 1] - A->col_idx[A->row_ptr[r]];
+                if (d > my_span) my_span = d;
+            }
+            for (int32_t k = A->row_ptr[r] + 1; k < A->row_ptr[r + 1]; k++) {
+                uint32_t diff = (uint32_t)A->col_idx[k - 1] ^ (uint32_t)A->col_idx[k];
+                mine[diff ? high_bit(diff) : 32]++; /* equal columns (invalid, refused later): never cut */
+            }
+        }
+        HBP_PRAGMA(omp critical)
+        {
+            for (int i = 0; i < 33; i++) hist[i] += mine[i];
+            if (my_span > span) span = my_span;
+        }
+    }
+    const double seg_cost = 12.0 + 2.0 * (double)vsize;
+    /* one column block: no cut at all; 16-bit columns anyway when n fits, or likely relative to each task
+     * (narrow_task_columns) when no row spans more than half of 65536 columns */
+    int32_t best = A->n > 0 ? A->n : 1;
+    double best_cost = (double)A->nnz * (A->n > HBP_NARROW_COLS && span >= HBP_NARROW_COLS / 2 ? 4 : 2);
+    int64_t cut = 0; /* pairs cut by blocks of 2^j columns: bits j..31 */
+    for (int j = 31; j >= 0; j--) {
+        cut += hist[j];
+        int64_t C = (int64_t)1 << j;
+        if (C > HBP_NARROW_COLS || C < narrowest) continue;
+        if (C >= A->n) { /* as wide as the matrix: the same as one block */
+            best = (int32_t)(A->n > 0 ? C : 1);
+            continue;
+        }
+        double cost = (double)A->nnz * 2 + (double)cut * seg_cost;
+        if (cost <= best_cost) {
+            best = (int32_t)C;
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 /* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
@@ -175,9 +242,9 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_block_rows);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->hbp_block_cols < 0 || opt->hbp_block_cols > HBP_MAX_BLOCK_COLS) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_block_cols = %d; expected 0 (from the shared memory) or 1..%d "
-                     "(local columns are 16-bit)", opt->hbp_block_cols, HBP_MAX_BLOCK_COLS);
+    if (opt->hbp_block_cols < 0) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_block_cols = %d; expected 0 (from the matrix's density) or a "
+                     "positive count", opt->hbp_block_cols);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_combine < 0 || opt->hbp_combine > 2) {
@@ -191,7 +258,9 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows : HBP_DEFAULT_BLOCK_ROWS;
-    B->C = opt->hbp_block_cols > 0 ? opt->hbp_block_cols : default_block_cols(dev, B->vsize);
+    B->C = opt->hbp_block_cols > 0 ? opt->hbp_block_cols
+                                   : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
+    B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
@@ -255,7 +324,7 @@ static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
     for (int q = 0; q < chunks; q++) {
         int32_t *hist = B->hist + (size_t)q * B->ncb;
         for (int32_t r = chunk_first_row(B, q); r < chunk_first_row(B, q + 1); r++) {
-            int32_t nseg = 0, prev = -1, cb_prev = -1;
+            int32_t nseg = 0, prev = -1, cb_prev = -1, run = 0;
             for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
                 int32_t c = A->col_idx[k];
                 if (c <= prev || c >= A->n) {
@@ -264,11 +333,13 @@ static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
                 }
                 prev = c;
                 int32_t cb = c / B->C;
-                if (cb != cb_prev) {
+                if (cb != cb_prev || run == HBP_MAX_SEG) { /* the same cut as scatter_segments */
                     nseg++;
                     hist[cb]++;
                     cb_prev = cb;
+                    run = 0;
                 }
+                run++;
             }
             B->row_nseg[r] = nseg;
         }
@@ -380,7 +451,7 @@ static spmv_status_t scatter_segments(hbp_build *B, char *msg, size_t msglen)
             while (k < end) {
                 int32_t cb = A->col_idx[k] / B->C, e = k + 1;
                 int64_t limit = (int64_t)(cb + 1) * B->C - 1;
-                while (e < end && A->col_idx[e] <= limit) e++;
+                while (e < end && A->col_idx[e] <= limit && e - k < HBP_MAX_SEG) e++;
                 int32_t pos = next[cb]++;
                 B->seg_row[pos] = r;
                 B->seg_start[pos] = k;
@@ -477,7 +548,10 @@ static void sample_hash(hbp_build *B)
     }
     h->c = h->a > h->log2b ? h->a - h->log2b : 0;
     h->d = h->b * (HBP_TOP_BUCKET + 1);
+    /* past the top bucket, and past HBP_LONG_WARPS W entries: a warp group of longer rows would keep its warp for
+     * thousands of entries, the tail of the competitive part; warp-strided they finish in a few trips */
     int32_t top = (HBP_TOP_BUCKET + 1) << h->a;
+    if (top > HBP_LONG_WARPS * B->W) top = HBP_LONG_WARPS * B->W;
     h->t_long = top > B->W ? top : B->W;
 }
 
@@ -602,7 +676,8 @@ static spmv_status_t count_units(hbp_build *B, char *msg, size_t msglen)
 /* Entry e of the layout is CSR entry k of column block cb. */
 static inline void put_entry(const hbp_build *B, int32_t e, int32_t k, int32_t base)
 {
-    ((uint16_t *)B->out[HBP_A_COL])[e] = (uint16_t)(B->A->col_idx[k] - base);
+    if (B->col_bytes == 2) ((uint16_t *)B->out[HBP_A_COL])[e] = (uint16_t)(B->A->col_idx[k] - base);
+    else ((int32_t *)B->out[HBP_A_COL])[e] = B->A->col_idx[k] - base;
     if (B->A->precision == SPMV_F32) ((float *)B->out[HBP_A_VAL])[e] = ((const float *)B->A->values)[k];
     else ((double *)B->out[HBP_A_VAL])[e] = ((const double *)B->A->values)[k];
     B->value_map[e] = k;
@@ -648,7 +723,7 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
     const spmv_matrix_t *A = B->A;
     size_t nnz = (size_t)A->nnz;
     B->value_map = spmvport_malloc_array(nnz, sizeof(int32_t));
-    if (B->value_map == NULL || !alloc_out(B, HBP_A_COL, nnz, sizeof(uint16_t)) ||
+    if (B->value_map == NULL || !alloc_out(B, HBP_A_COL, nnz, (size_t)B->col_bytes) ||
         !alloc_out(B, HBP_A_VAL, nnz, B->vsize) ||
         !alloc_out(B, HBP_A_UNIT_PTR, (size_t)B->nunits + 1, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_UNIT_SLOT, (size_t)B->nunits + 1, sizeof(int32_t)) ||
@@ -680,9 +755,10 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
 }
 
 /* ===========================================================================================================
- * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries. The task's x window is
- * the union of its blocks' column ranges; it is staged in shared memory when it fits and its bytes are at most
- * 16 per entry of the task (else reading x directly through the cache costs less).
+ * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries in whole rounds of units
+ * over the warps of a thread block. The task's x window is the union of its blocks' column ranges; it is staged
+ * in shared memory when it fits and its bytes are at most 16 per entry of the task (else reading x directly
+ * through the read-only cache costs less).
  * ========================================================================================================= */
 
 typedef struct {
@@ -716,6 +792,13 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
     t->open = 0;
 }
 
+/* About four tasks per thread block of the grid, at least 8 W entries. */
+static int64_t task_target(const hbp_build *B, int32_t grid)
+{
+    int64_t target = (int64_t)B->A->nnz / (4 * (int64_t)grid);
+    return target < 8 * B->W ? 8 * B->W : target;
+}
+
 /* Count the tasks (task == NULL) or write them. */
 static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t stage_cap, int32_t *task)
 {
@@ -724,7 +807,10 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
     hbp_open_task t = {0, -1, 0, 0, 0, 0};
     for (int32_t b = 0; b < B->NB; b++)
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
-            if (t.open && (B->blk_cb[b] != t.cb || t.entries >= target)) close_task(B, &t, u, stage_cap, task, &sum);
+            /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
+             * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show) */
+            int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
+            if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) {
                 t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};
             }
@@ -734,6 +820,58 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
         }
     if (t.open) close_task(B, &t, B->nunits, stage_cap, task, &sum);
     return sum;
+}
+
+/* Blocks wider than 65536 columns store 32-bit columns. When every task's columns (entries and window) span
+ * fewer than 65536, the columns go back to 16 bits relative to the task: its xbase moves to its first column.
+ * A band cut by narrow blocks but narrower than a task's rows plus the band (a 3-D stencil) saves 2 bytes per
+ * entry; random columns (graphs) span everything and stay 32-bit. Returns 0 when out of memory. */
+static int narrow_task_columns(hbp_build *B)
+{
+    if (B->col_bytes != 4 || B->ntasks == 0) return 1;
+    const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR], *col32 = B->out[HBP_A_COL];
+    int32_t *task = B->out[HBP_A_TASK];
+    int32_t *first = spmvport_malloc_array((size_t)B->ntasks, sizeof(int32_t));
+    uint16_t *col16 = spmvport_malloc_array((size_t)B->A->nnz, sizeof(uint16_t));
+    if (first == NULL || col16 == NULL) {
+        free(first);
+        free(col16);
+        return 0;
+    }
+    int fits = 1;
+    HBP_PRAGMA(omp parallel for schedule(dynamic, 16) reduction(&& : fits))
+    for (int32_t t = 0; t < B->ntasks; t++) {
+        const int32_t *rec = task + (size_t)t * HBP_TASK_INTS;
+        int32_t lo = INT32_MAX, hi = -1;
+        if (rec[HBP_T_STAGE_LEN] > 0) {
+            lo = rec[HBP_T_STAGE_LO];
+            hi = rec[HBP_T_STAGE_LO] + rec[HBP_T_STAGE_LEN] - 1;
+        }
+        for (int32_t e = unit_ptr[rec[HBP_T_UNIT_BEGIN]]; e < unit_ptr[rec[HBP_T_UNIT_END]]; e++) {
+            if (col32[e] < lo) lo = col32[e];
+            if (col32[e] > hi) hi = col32[e];
+        }
+        first[t] = lo;
+        fits = fits && (int64_t)hi - lo < HBP_NARROW_COLS;
+    }
+    if (fits) {
+        HBP_PRAGMA(omp parallel for schedule(dynamic, 16))
+        for (int32_t t = 0; t < B->ntasks; t++) {
+            int32_t *rec = task + (size_t)t * HBP_TASK_INTS;
+            for (int32_t e = unit_ptr[rec[HBP_T_UNIT_BEGIN]]; e < unit_ptr[rec[HBP_T_UNIT_END]]; e++)
+                col16[e] = (uint16_t)(col32[e] - first[t]);
+            rec[HBP_T_XBASE] += first[t];
+            rec[HBP_T_STAGE_LO] -= first[t];
+        }
+        free(B->out[HBP_A_COL]);
+        B->out[HBP_A_COL] = col16;
+        B->out_bytes[HBP_A_COL] = (size_t)B->A->nnz * sizeof(uint16_t);
+        B->col_bytes = 2;
+        col16 = NULL;
+    }
+    free(first);
+    free(col16);
+    return 1;
 }
 
 /* ===========================================================================================================
@@ -852,15 +990,22 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if ((st = fill_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
 
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
+     * then again for the grid of the window the tasks really stage (no staging: 6 blocks per SM, not 4) */
     int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize);
-    int64_t target = (int64_t)A->nnz / (4 * (int64_t)grid);
-    if (target < 8 * B->W) target = 8 * B->W;
-    hbp_task_summary ts = plan_tasks(B, target, stage_cap, NULL);
+    hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize);
+    if (staged_grid != grid) {
+        grid = staged_grid;
+        ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+    }
     if (!alloc_out(B, HBP_A_TASK, (size_t)ts.ntasks * HBP_TASK_INTS, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SCHED, 2, sizeof(int32_t)))
         return oom(msg, msglen, "tasks", A);
-    plan_tasks(B, target, stage_cap, B->out[HBP_A_TASK]);
+    plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize); /* the same, unless the re-plan staged more */
+    if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
 
     double std_before, std_after;
     warp_std(B, &std_before, &std_after);
@@ -877,6 +1022,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_STAGE_COLS] = ts.stage_cols;
     p[HBP_P_GRID] = grid;
     p[HBP_P_NBLOCKS] = B->NB;
+    p[HBP_P_COL_BYTES] = B->col_bytes;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -885,11 +1031,12 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
-                 "combine=%s;fix_rows=%d;multi_segments=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;std_before=%.4g;"
-                 "std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f",
+                 "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
+                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
-                 B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, h->a, h->b, h->c,
+                 B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
+                 h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0);
     return hand_over(B, fd, msg, msglen);

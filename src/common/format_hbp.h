@@ -6,12 +6,12 @@
  * describes the layout in full; in short:
  *
  *   The matrix is cut into blocks of block_rows x block_cols. A row segment is the part of one row inside one
- *   block (empty segments are not stored). Inside a block the short segments are put in the order of the
- *   nonlinear hash of their length and cut into warp groups of W segments (one lane each, entries stored
- *   column-major: the first entries of the group's rows, then the second ones, ...); each long segment is a
- *   unit of its own that the whole warp strides over. Units of the same column block are packed into tasks;
- *   one thread block (HBP_CTA_THREADS threads) runs a task with the task's x window in shared memory, one warp
- *   per unit.
+ *   block, cut every HBP_MAX_SEG entries (empty segments are not stored). Inside a block the short segments are
+ *   put in the order of the nonlinear hash of their length and cut into warp groups of W segments (one lane
+ *   each, entries stored column-major: the first entries of the group's rows, then the second ones, ...); each
+ *   long segment is a unit of its own that the whole warp strides over. Units of the same column block are
+ *   packed into tasks; one thread block (HBP_CTA_THREADS threads) runs a task with the task's x window in shared
+ *   memory (when it is dense enough to pay) or reading x through the read-only cache, one warp per unit.
  */
 #ifndef SPMVPORT_FORMAT_HBP_H
 #define SPMVPORT_FORMAT_HBP_H
@@ -22,7 +22,8 @@
  * Array slots (fd->arrays[...])
  * ========================================================================================================= */
 enum {
-    HBP_A_COL = 0,       /* uint16 [nnz]     column - column_block * block_cols, in layout order */
+    HBP_A_COL = 0,       /* uint16 [nnz] (col_bytes 2) or int32 [nnz] (col_bytes 4, blocks wider than 65536):
+                            column - column_block * block_cols, in layout order */
     HBP_A_VAL = 1,       /* T [nnz]          values in layout order (the only is_values array) */
     HBP_A_UNIT_PTR = 2,  /* int32 [nunits+1] first entry of each unit (the paper's begin_nnz, per unit) */
     HBP_A_UNIT_SLOT = 3, /* int32 [nunits+1] first slot of each unit; 1 slot: warp-strided unit, 2..W: a group */
@@ -62,11 +63,15 @@ enum {
     HBP_P_COMBINE = 7,     /* 1: partial vectors + combine pass (deterministic); 2: atomics */
     HBP_P_STAGE_COLS = 8,  /* longest staged window: dynamic shared memory = stage_cols * sizeof(T) */
     HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
-    HBP_P_NBLOCKS = 10     /* non-empty matrix blocks */
+    HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
+    HBP_P_COL_BYTES = 11   /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
+#define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
+#define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one
+                               dense row is spread over several warps (and segment lengths fit 16 bits) */
 #define HBP_COMBINE_PARTIALS 1
 #define HBP_COMBINE_ATOMICS 2
 

@@ -28,7 +28,8 @@
 #endif
 
 typedef struct {
-    const uint16_t *col, *seg_len;
+    const uint16_t *col16, *seg_len; /* col16 or col32: the local columns, by col_bytes */
+    const int32_t *col32;
     const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr;
     int32_t *sched;
     int32_t ntasks, nfix, grid;
@@ -38,7 +39,8 @@ typedef struct {
 static hbp_view view_of(const spmvport_format_data *fd)
 {
     hbp_view v;
-    v.col = fd->arrays[HBP_A_COL].data;
+    v.col16 = fd->params[HBP_P_COL_BYTES] == 2 ? fd->arrays[HBP_A_COL].data : NULL;
+    v.col32 = fd->params[HBP_P_COL_BYTES] == 4 ? fd->arrays[HBP_A_COL].data : NULL;
     v.seg_len = fd->arrays[HBP_A_SEG_LEN].data;
     v.unit_ptr = fd->arrays[HBP_A_UNIT_PTR].data;
     v.unit_slot = fd->arrays[HBP_A_UNIT_SLOT].data;
@@ -55,6 +57,8 @@ static hbp_view view_of(const spmvport_format_data *fd)
     return v;
 }
 
+static inline int32_t col_at(const hbp_view *v, int32_t e) { return v->col16 ? v->col16[e] : v->col32[e]; }
+
 /* The task's x: its shared-memory window when staged, else global x. */
 typedef struct {
     int32_t xbase, lo, len;
@@ -62,7 +66,7 @@ typedef struct {
 
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
-    static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, uint16_t local)                               \
+    static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, int32_t local)                                \
     {                                                                                                          \
         if (w.len == 0) return x[w.xbase + local];                                                             \
         return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
@@ -91,7 +95,7 @@ typedef struct {
             const int32_t len = v->seg_len[s0];                                                                \
             for (int l = 0; l < v->W; l++) {                                                                   \
                 sum[l] = 0;                                                                                    \
-                for (int32_t e = l; e < len; e += v->W) sum[l] += val[p0 + e] * x_at_##SUFFIX(x, w, v->col[p0 + e]); \
+                for (int32_t e = l; e < len; e += v->W) sum[l] += val[p0 + e] * x_at_##SUFFIX(x, w, col_at(v, p0 + e)); \
             }                                                                                                  \
             for (int off = v->W / 2; off > 0; off /= 2)                                                        \
                 for (int l = 0; l < off; l++) sum[l] += sum[l + off];                                          \
@@ -109,7 +113,7 @@ typedef struct {
             for (int32_t l = 0; l < lanes; l++)                                                                \
                 if (len[l] > step) {                                                                           \
                     const int32_t e = p + active++;                                                            \
-                    sum[l] += val[e] * x_at_##SUFFIX(x, w, v->col[e]);                                         \
+                    sum[l] += val[e] * x_at_##SUFFIX(x, w, col_at(v, e));                                         \
                 }                                                                                              \
             if (active == 0) break;                                                                            \
             p += active;                                                                                       \

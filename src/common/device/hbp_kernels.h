@@ -8,7 +8,8 @@
  *                      block copies the task's x window into shared memory (when the task is staged), then its
  *                      warps take the task's units in turn:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
- *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
+ *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active
+ *                          (hbp_steps steps per trip: loads first, products in step order);
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
@@ -27,11 +28,13 @@
 namespace {
 
 constexpr int hbp_cta = HBP_CTA_THREADS;
+constexpr int hbp_steps = 4; /* steps of a warp group per loop trip */
 
 /* The device arrays one call reads and writes. */
 template <typename T>
 struct hbp_args {
-    const uint16_t *col, *seg_len;
+    const void *col; /* uint16 or int32 local columns (col_bytes): the kernel's Col */
+    const uint16_t *seg_len;
     const T *val;
     const int *unit_ptr, *unit_slot, *seg_out, *task;
     T *partial;
@@ -58,47 +61,65 @@ struct hbp_xview {
     PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
 };
 
-template <int W, typename T, bool Staged>
+template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, int lane)
 {
+    const Col *col = static_cast<const Col *>(a.col);
     const int s0 = port_ldg(a.unit_slot + u), lanes = port_ldg(a.unit_slot + u + 1) - s0;
     const int p0 = port_ldg(a.unit_ptr + u);
     if (lanes == 1) { /* one long segment: the warp strides over it */
         const int len = port_ldg(a.seg_len + s0);
+        const int out = port_ldg(a.seg_out + s0); /* read beside the length: no load left after the sum */
         T sum = T(0);
-        for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(a.col + p0 + e));
+#pragma unroll 4
+        for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(col + p0 + e));
         for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-        if (lane == 0) hbp_store(a, port_ldg(a.seg_out + s0), sum);
+        if (lane == 0) hbp_store(a, out, sum);
         return;
     }
     /* a warp group: one lane per segment, entries column-major over the lanes still active */
     const bool mine = lane < lanes;
     const int len = mine ? port_ldg(a.seg_len + s0 + lane) : 0;
+    const int out = mine ? port_ldg(a.seg_out + s0 + lane) : 0;
     const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
     T sum = T(0);
     int p = p0;
-    for (int step = 0;; step++) {
-        const bool active = len > step;
-        const port_lane_mask_t act = port_ballot<W>(active);
-        if (act == 0) break;
-        if (active) {
-            const int e = p + port_popc(act & below_or_me) - 1;
-            sum += port_ldg(a.val + e) * xs(port_ldg(a.col + e));
+    /* hbp_steps steps per trip: every step's loads are issued before any product, so a lane has up to
+     * hbp_steps entries (and their dependent x reads) in flight instead of one; the sum is still added in step
+     * order. A group of rows of length L costs L / hbp_steps load latencies instead of L. */
+    for (int step = 0;; step += hbp_steps) {
+        port_lane_mask_t act[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) act[k] = port_ballot<W>(len > step + k);
+        if (act[0] == 0) break;
+        T v[hbp_steps], xv[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) {
+            v[k] = T(0);
+            xv[k] = T(0);
+            if (len > step + k) {
+                const int e = p + port_popc(act[k] & below_or_me) - 1;
+                v[k] = port_ldg(a.val + e);
+                xv[k] = xs(port_ldg(col + e));
+            }
+            p += port_popc(act[k]);
         }
-        p += port_popc(act);
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++)
+            if (len > step + k) sum += v[k] * xv[k];
     }
-    if (mine) hbp_store(a, port_ldg(a.seg_out + s0 + lane), sum);
+    if (mine) hbp_store(a, out, sum);
 }
 
 /* The block's warps take the task's units in turn. */
-template <int W, typename T, bool Staged>
+template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
-    for (int u = begin + warp; u < end; u += hbp_cta / W) hbp_unit<W, T, Staged>(a, u, xs, lane);
+    for (int u = begin + warp; u < end; u += hbp_cta / W) hbp_unit<W, T, Col, Staged>(a, u, xs, lane);
 }
 
-template <int W, typename T>
+template <int W, typename T, typename Col>
 PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 {
     const int *rec = a.task + (long long)t * HBP_TASK_INTS;
@@ -108,21 +129,21 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
     if (len > 0) { /* the same for the whole block: t is */
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
-        hbp_task_units<W, T, true>(a, begin, end, hbp_xview<T, true>{window, lo});
+        hbp_task_units<W, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
     } else {
-        hbp_task_units<W, T, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
+        hbp_task_units<W, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
     }
     port_block_sync(); /* every warp is done with the window before the next task overwrites it */
 }
 
-template <int W, typename T>
+template <int W, typename T, typename Col>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED int next_task;
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
-    for (int i = 0; i < fixed; i++) hbp_run_task<W, T>(a, cta * fixed + i, window);
+    for (int i = 0; i < fixed; i++) hbp_run_task<W, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
     for (;;) {
         if (port_thread_idx() == 0) next_task = first + port_atomic_add(a.sched, 1);
@@ -130,7 +151,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int 
         const int t = next_task;
         port_block_sync(); /* read by all before thread 0 writes the next one */
         if (t >= ntasks) break;
-        hbp_run_task<W, T>(a, t, window);
+        hbp_run_task<W, T, Col>(a, t, window);
     }
     /* Thread 0 took its last ticket before this add (it used the value): when done reaches grid, no block will
      * take a ticket again in this call, so the last one may reset both for the next call. */
@@ -174,6 +195,9 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if (fd->warp_size != warp) return "hbp: layout built for another warp size";
     if (prm[HBP_P_COMBINE] != HBP_COMBINE_PARTIALS && prm[HBP_P_COMBINE] != HBP_COMBINE_ATOMICS)
         return "hbp: unknown combine mode";
+    if ((prm[HBP_P_COL_BYTES] != 2 && prm[HBP_P_COL_BYTES] != 4) ||
+        fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
+        return "hbp: column array inconsistent with col_bytes";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
@@ -200,7 +224,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_scale_kernel<T>)(nfix, fix_row, y, beta);
     if (ntasks > 0) {
         hbp_args<T> a;
-        a.col = (const uint16_t *)d[HBP_A_COL];
+        a.col = d[HBP_A_COL];
         a.seg_len = (const uint16_t *)d[HBP_A_SEG_LEN];
         a.val = (const T *)d[HBP_A_VAL];
         a.unit_ptr = (const int *)d[HBP_A_UNIT_PTR];
@@ -216,7 +240,11 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.combine = combine;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
-        PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T>)(a, ntasks, hbp_fixed_per_cta(ntasks, grid));
+        const int fixed = hbp_fixed_per_cta(ntasks, grid);
+        if (prm[HBP_P_COL_BYTES] == 4)
+            PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T, int>)(a, ntasks, fixed);
+        else
+            PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T, uint16_t>)(a, ntasks, fixed);
     }
     if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
