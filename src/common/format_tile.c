@@ -28,6 +28,11 @@
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_MAX_BALANCE (1 << 20)
 #define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
+/* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
+ * costs ~20 bytes per matrix row whatever it holds (row pointer, y read and written, with beta = 1), ~320 bytes
+ * per tile row, while a COO tile left in place costs one tile step (a 13-byte header, its entries, a lane loop
+ * step), so a stencil's 2 one-entry COO tiles per tile row stay, a graph's dozens go. */
+#define TILE_DEFERRED_COO_PER_TILE_ROW 4
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol"};
@@ -600,7 +605,7 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    (void)dev; /* the kernels' shared memory is a fixed 8 x 16 values per warp: no device figure matters */
+    (void)dev; /* the kernels use no shared memory: no device figure matters */
     spmv_status_t st = check_options(opt, fd->warp_size, msg, msglen);
     if (st == SPMV_STATUS_SUCCESS) st = check_matrix(A, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
@@ -609,7 +614,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision)};
-    cfg.deferred = opt->tile_deferred_coo == 1 || (opt->tile_deferred_coo == 0 && A->nnz > threshold);
+    const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
+    cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
     z.tile_rows = ((int64_t)A->m + TD - 1) / TD;
@@ -617,16 +623,30 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* scratch: per tile row slot and byte offsets and tile counts; the deferred row pointer */
     int64_t *rows3 = spmvport_malloc_array(3 * ((size_t)z.tile_rows + 1), sizeof(int64_t));
     int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
-    int32_t *def_ptr = cfg.deferred ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
+    const int may_defer = cfg.deferred || auto_deferred;
+    int32_t *def_ptr = may_defer ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
     uint8_t *row_formats = spmvport_malloc_array((size_t)z.tile_rows + 1, 1);
-    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (cfg.deferred && def_ptr == NULL)) {
+    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (may_defer && def_ptr == NULL)) {
         free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
         spmvport_msg(msg, msglen, "tile: out of host memory for %lld tile rows", (long long)z.tile_rows);
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
-    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
-                   msglen);
+    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                   cfg.deferred ? def_ptr : NULL, msg, msglen);
+    /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
+     * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out */
+    if (auto_deferred && (st == SPMV_STATUS_OVERFLOW ||
+                          (st == SPMV_STATUS_SUCCESS && z.hist_tiles[SPMVPORT_TILE_COO] >=
+                                                            TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows))) {
+        cfg.deferred = 1;
+        st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
+                       msglen);
+    }
+    if (!cfg.deferred) {
+        free(def_ptr);
+        def_ptr = NULL;
+    }
     if (st != SPMV_STATUS_SUCCESS) {
         free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
         return st;

@@ -6,13 +6,13 @@
  *   tile_kernel        one warp per task (at most tbalance tiles of one tile row). The warp's lanes form
  *                      G = W / 16 groups of 16 (2 on W = 32, 4 on W = 64); lane l works for row r = l % 16 of
  *                      the tile row in group g = l / 16, and group g takes the task's tiles g, g + G, ..., so G
- *                      tiles are in work at once and one lane walks one tile row. The tiles go in batches of
- *                      tile_batch: lane j loads tile j's metadata, the warp stages the batch's 16-entry slices of
- *                      x in shared memory (one round trip each), then each group takes its tiles (metadata
- *                      shuffled from lane j) and each lane adds row r's entries of the tile, in order, whatever
- *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and
- *                      l ^ 32 on W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the
- *                      task's carry slot when its tile row is split over several tasks.
+ *                      tiles are in work at once and one lane walks one tile row, accumulating in a register.
+ *                      The 16 lanes of a group load a tile's header together (a broadcast), one tile ahead, and
+ *                      read x through the read-only cache (no staging, no shared memory, no warp operation in
+ *                      the loop); each lane adds row r's entries of the tile, in order, whatever the tile's
+ *                      format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
+ *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
+ *                      slot when its tile row is split over several tasks.
  *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
  *                      alpha*sum + beta*y. No atomics: the result is deterministic.
  *   deferred COO       csr_lb_kernel (csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
@@ -32,7 +32,6 @@ namespace {
 
 constexpr int tile_block = 256;              /* threads per block: a multiple of every W */
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
-constexpr int tile_batch = 8;                /* tiles whose metadata and x slices a warp fetches together */
 
 template <typename T>
 PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
@@ -52,60 +51,65 @@ PORT_DEVICE int tile_rank(unsigned mask, int b) { return port_popc((port_lane_ma
 /* COO entries [0, cnt) (a COO tile, or a HYB tail): lane r adds those whose row nibble is r, in order. */
 template <typename T>
 PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int cnt,
-                          const T *xs, int r)
+                          const T *__restrict__ xc, int r)
 {
     for (int j = 0; j < cnt; j++) {
         const int b = port_ldg(idx + j);
         const T v = port_ldg(val + j); /* loaded with the index: no dependent load */
-        if ((b >> 4) == r) acc += v * xs[b & 15];
+        if ((b >> 4) == r) acc += v * port_ldg(xc + (b & 15));
     }
 }
 
-/* ELL slots k*rowlen + r for k < w; zero padding skipped. */
+/* ELL slots k*rowlen + r for k < w (w >= 1 in every stored ELL / HYB tile, so slot r's loads need not wait for
+ * w's byte); zero padding skipped. */
 template <typename T>
 PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int w,
-                          int rowlen, const T *xs, int r)
+                          int rowlen, const T *__restrict__ xc, int r)
 {
     if (r >= rowlen) return;
-    for (int k = 0, s = r; k < w; k++, s += rowlen) {
+    int s = r, k = 0;
+    do {
         const T v = port_ldg(val + s);
         const int c = tile_nibble(nib, s);
-        if (v != T(0)) acc += v * xs[c];
-    }
+        if (v != T(0)) acc += v * port_ldg(xc + c);
+        s += rowlen;
+    } while (++k < w);
 }
 
-/* One tile's contribution to lane r's accumulator: row r of the tile, entries in order. */
+/* One tile's contribution to lane r's accumulator: row r of the tile, entries in order. xc = x + 16 * tile column,
+ * read through the read-only cache (lane r of a shifted-identity tile reads xc[r]: one coalesced line). */
 template <typename T>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
-                            int rowlen, int collen, const T *xs, int r)
+                            int rowlen, int collen, const T *__restrict__ xc, int r)
 {
     switch (fmt) {
+    case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, port_ldg(idx), rowlen, xc, r); break;
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
             const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
-            for (int k = port_ldg(idx + r); k < end; k++) acc += port_ldg(val + k) * xs[tile_nibble(idx + rowlen, k)];
+            for (int k = port_ldg(idx + r); k < end; k++)
+                acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         }
         break;
-    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, nv, xs, r); break;
-    case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, port_ldg(idx), rowlen, xs, r); break;
+    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, nv, xc, r); break;
     case SPMVPORT_TILE_HYB: {
         const int w = port_ldg(idx), ell = w * rowlen;
-        tile_ell(acc, idx + 1, val, w, rowlen, xs, r);
-        tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, nv - ell, xs, r);
+        tile_ell(acc, idx + 1, val, w, rowlen, xc, r);
+        tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, nv - ell, xc, r);
         break;
     }
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 0; c < collen; c++) {
                 const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * xs[c];
+                if (v != T(0)) acc += v * port_ldg(xc + c);
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
         const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * xs[c];
+            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
@@ -113,10 +117,27 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
         const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * xs[c];
+                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     }
+}
+
+/* A tile's header: column, format, first value slot, first index byte, value slots. */
+struct tile_meta {
+    int col, fmt, v0, i0, nv;
+};
+
+PORT_DEVICE tile_meta tile_load_meta(const int *__restrict__ tile_col, const unsigned char *__restrict__ tile_fmt,
+                                     const int *__restrict__ tile_off, int t)
+{
+    tile_meta h;
+    h.col = port_ldg(tile_col + t);
+    h.fmt = port_ldg(tile_fmt + t);
+    h.v0 = port_ldg(tile_off + 2 * t);
+    h.i0 = port_ldg(tile_off + 2 * t + 1);
+    h.nv = port_ldg(tile_off + 2 * t + 2) - h.v0;
+    return h;
 }
 
 template <int W, typename T>
@@ -128,10 +149,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
 {
     if (!port_warp_matches<W>()) return;
     constexpr int warps = tile_block / W, G = W / tile_dim;
-    static_assert(tile_batch % G == 0 && tile_batch <= W, "a batch's metadata is one value per lane");
-    PORT_SHARED T xs_all[warps][tile_batch][tile_dim];
-    const int lane = port_lane<W>(), wib = (int)(port_thread_idx() / W);
-    const long long w = (long long)port_block_idx() * warps + wib;
+    const int lane = port_lane<W>();
+    const long long w = (long long)port_block_idx() * warps + (int)(port_thread_idx() / W);
     if (w >= ntasks) return; /* whole warps only: nothing below waits on the block */
     const int r = lane & (tile_dim - 1), g = lane / tile_dim;
     const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * w;
@@ -141,37 +160,22 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
+    /* Group g takes tiles first + g, first + g + G, ...; its 16 lanes load each header together (one broadcast
+     * line) one tile ahead, so the header's round trip overlaps the previous tile's payload. No shared memory,
+     * no warp operation until the butterfly: the groups run their tiles independently. */
     T acc = T(0);
-    for (int b0 = first; b0 < last; b0 += tile_batch) { /* uniform over the warp */
-        const int nb = last - b0 < tile_batch ? last - b0 : tile_batch;
-        /* the batch's metadata, lane j holding tile b0 + j's: one round trip for up to tile_batch tiles */
-        int mcol = 0, mfmt = 0, mv0 = 0, mi0 = 0, mnv = 0;
-        if (lane < nb) {
-            const int t = b0 + lane;
-            mcol = port_ldg(tile_col + t);
-            mfmt = port_ldg(tile_fmt + t);
-            mv0 = port_ldg(tile_off + 2 * t);
-            mi0 = port_ldg(tile_off + 2 * t + 1);
-            mnv = port_ldg(tile_off + 2 * t + 2) - mv0;
-        }
-        port_warp_sync<W>(); /* every lane is done with the previous batch's slices of x */
-        /* x slices: lane (r, g) stages entry r of batch tiles g, g + G, ... */
-#pragma unroll
-        for (int i = 0; i < tile_batch / G; i++) {
-            const int j = g + G * i;
-            const long long c0 = (long long)port_shfl_idx<W>(mcol, j < nb ? j : 0) * tile_dim;
-            if (j < nb && r < n - c0) xs_all[wib][j][r] = port_ldg(x + c0 + r);
-        }
-        port_warp_sync<W>();
-        /* group g (lanes 16g .. 16g + 15) takes batch tiles g, g + G, ...: G tiles at a time */
-        for (int i = 0; i < (nb + G - 1) / G; i++) {
-            const int j = g + G * i, src = j < nb ? j : 0;
-            const long long c0 = (long long)port_shfl_idx<W>(mcol, src) * tile_dim;
-            const int fmt = port_shfl_idx<W>(mfmt, src), v0 = port_shfl_idx<W>(mv0, src);
-            const int i0 = port_shfl_idx<W>(mi0, src), nv = port_shfl_idx<W>(mnv, src);
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            if (j < nb) tile_apply<T>(acc, fmt, tile_idx + i0, tile_val + v0, nv, rowlen, collen, xs_all[wib][j], r);
-        }
+    int t = first + g;
+    tile_meta h = {0, 0, 0, 0, 0};
+    if (t < last) h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
+    while (t < last) {
+        const int tn = t + G;
+        tile_meta hn = h;
+        if (tn < last) hn = tile_load_meta(tile_col, tile_fmt, tile_off, tn);
+        const long long c0 = (long long)h.col * tile_dim;
+        const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+        tile_apply<T>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
+        t = tn;
+        h = hn;
     }
     for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
     if (lane < rowlen) {
@@ -237,9 +241,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
- * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no dynamic shared memory: its static
- * shared memory is tile_batch x 16 values per warp), tile_fixup_kernel when tile rows are split, then for
- * deferred COO csr_lb_kernel with beta = 1 and its fix-up. The caller checks the launch error; m == 0 launches
+ * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no shared memory), tile_fixup_kernel
+ * when tile rows are split, then for deferred COO csr_lb_kernel with beta = 1 and its fix-up. The caller checks the launch error; m == 0 launches
  * nothing. */
 template <int W, typename T, typename Plan>
 void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
