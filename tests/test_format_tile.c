@@ -261,13 +261,15 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[4];
-    for (int i = 0; i < 4; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[6];
+    for (int i = 0; i < 6; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 2;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
     bad[3].tile_balance = -1;
-    for (int i = 0; i < 4; i++) {
+    bad[4].tile_inflight = 3;
+    bad[5].tile_inflight = -1;
+    for (int i = 0; i < 6; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);

@@ -27,6 +27,7 @@
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_MAX_BALANCE (1 << 20)
+#define TILE_DEFAULT_INFLIGHT 1 /* the fewest registers: most resident warps (docs/formats/tile.md) */
 #define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
 /* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
  * costs ~20 bytes per matrix row whatever it holds (row pointer, y read and written, with beta = 1), ~320 bytes
@@ -175,7 +176,9 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
             longer += rows_of_len[w + 1];
             tail += longer;
             b = hyb_bytes(rows, w, tail, vs);
-            if (b < best_hyb) best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
+            /* a tail entry is a loop step of every lane (ELL and CSR take maxrow steps in all): HYB only when
+             * its steps w + tail are no more than maxrow, e.g. one long row, not a stencil's 14 short ones */
+            if (b < best_hyb && w + tail <= maxrow) best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
         }
     }
     ch->fmt = fmt;
@@ -469,6 +472,10 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      TILE_MAX_BALANCE);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
+        spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -529,9 +536,10 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;split_rows=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;split_rows=%lld;"
                  "deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;value_slots_per_nnz=%.3f",
-                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance, (long long)z->tiles,
+                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance,
+                 (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -737,6 +745,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_VARIANT] = cfg.variant;
     p[SPMVPORT_TILE_P_BALANCE] = balance;
     p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;
+    p[SPMVPORT_TILE_P_INFLIGHT] = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;
