@@ -74,6 +74,64 @@ PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T
     }
 }
 
+/* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
+ * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest. */
+template <typename T>
+PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
+                            int rowlen, int collen, const T *__restrict__ xc, int r)
+{
+    switch (fmt) {
+    case SPMVPORT_TILE_ELL:
+    case SPMVPORT_TILE_HYB: {
+        const int w = port_ldg(idx);
+        if (r < rowlen) {
+            int s = r, k = 0;
+            do {
+                const T v = port_ldg(val + s);
+                const int c = tile_nibble(idx + 1, s);
+                if (v != T(0)) acc += v * port_ldg(xc + c);
+                s += rowlen;
+            } while (++k < w);
+        }
+        if (fmt == SPMVPORT_TILE_HYB) {
+            const int ell = w * rowlen;
+            tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, 0, nv - ell, xc, r);
+        }
+        break;
+    }
+    case SPMVPORT_TILE_CSR:
+        if (r < rowlen) {
+            const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
+            for (int k = port_ldg(idx + r); k < end; k++)
+                acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+        }
+        break;
+    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
+    case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
+        if (r < rowlen)
+            for (int c = 0; c < collen; c++) {
+                const T v = port_ldg(val + c * rowlen + r);
+                if (v != T(0)) acc += v * port_ldg(xc + c);
+            }
+        break;
+    case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (mask >> r & 1) {
+            const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
+            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+        }
+        break;
+    }
+    default: { /* SPMVPORT_TILE_DENSE_COL: full columns only, column-major with ld = rowlen */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (r < rowlen)
+            for (int c = 0, q = 0; c < collen; c++)
+                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+        break;
+    }
+    }
+}
+
 /* A tile's header: column, format (-1: no tile), first value slot, first index byte, value slots. */
 struct tile_meta {
     int col, fmt, v0, i0, nv;
@@ -182,6 +240,45 @@ PORT_DEVICE void tile_load_batch(tile_meta (&h)[L], const int *__restrict__ tile
     }
 }
 
+/* Sums a batch of L tiles into lane r's accumulator, in tile order: the L leads are loaded together, then the
+ * L x entries of the leads, then each tile adds its lead and the rest. */
+template <int L, typename T>
+struct tile_batch_sum {
+    static PORT_DEVICE void run(T &acc, const tile_meta (&h)[L], const unsigned char *__restrict__ tile_idx,
+                                const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
+    {
+        T lv[L], xv[L];
+        int lc[L], ok[L], la[L], lb[L];
+#pragma unroll
+        for (int i = 0; i < L; i++) tile_lead<T>(h[i], tile_idx, tile_val, rowlen, r, lv[i], lc[i], ok[i], la[i], lb[i]);
+#pragma unroll
+        for (int i = 0; i < L; i++) {
+            if (ok[i] == 2) ok[i] = lv[i] != T(0);
+            xv[i] = ok[i] ? port_ldg(x + (long long)h[i].col * tile_dim + lc[i]) : T(0);
+        }
+#pragma unroll
+        for (int i = 0; i < L; i++) {
+            if (h[i].fmt < 0) break;
+            const long long c0 = (long long)h[i].col * tile_dim;
+            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+            if (ok[i]) acc += lv[i] * xv[i];
+            tile_rest<T>(acc, h[i], tile_idx, tile_val, rowlen, collen, x + c0, r, la[i], lb[i]);
+        }
+    }
+};
+
+/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. */
+template <typename T>
+struct tile_batch_sum<1, T> {
+    static PORT_DEVICE void run(T &acc, const tile_meta (&h)[1], const unsigned char *__restrict__ tile_idx,
+                                const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
+    {
+        const long long c0 = (long long)h[0].col * tile_dim;
+        const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+        tile_apply<T>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
+    }
+};
+
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4). */
 template <int W, typename T, int L>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
@@ -204,9 +301,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
     /* Group g takes tiles first + g, first + g + G, ..., L at a time. The L headers (a broadcast line each) are
-     * loaded one batch ahead; per batch the L leads are loaded together, then the L x entries of the leads, then
-     * the tiles are summed in order, lead then rest: round trips overlap instead of chaining tile after tile.
-     * x is read through the read-only cache (no staging, no shared memory), and no warp operation sits in the
+     * loaded one batch ahead, so their round trip overlaps the previous batch (tile_batch_sum). x is read through the read-only cache (no staging, no shared memory), and no warp operation sits in the
      * loop: the groups run independently until the butterfly. */
     T acc = T(0);
     tile_meta h[L];
@@ -214,23 +309,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     for (int b0 = first + g; b0 < last; b0 += L * G) {
         tile_meta hn[L];
         tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
-        T lv[L], xv[L];
-        int lc[L], ok[L], la[L], lb[L];
-#pragma unroll
-        for (int i = 0; i < L; i++) tile_lead<T>(h[i], tile_idx, tile_val, rowlen, r, lv[i], lc[i], ok[i], la[i], lb[i]);
-#pragma unroll
-        for (int i = 0; i < L; i++) {
-            if (ok[i] == 2) ok[i] = lv[i] != T(0);
-            xv[i] = ok[i] ? port_ldg(x + (long long)h[i].col * tile_dim + lc[i]) : T(0);
-        }
-#pragma unroll
-        for (int i = 0; i < L; i++) {
-            if (h[i].fmt < 0) break;
-            const long long c0 = (long long)h[i].col * tile_dim;
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            if (ok[i]) acc += lv[i] * xv[i];
-            tile_rest<T>(acc, h[i], tile_idx, tile_val, rowlen, collen, x + c0, r, la[i], lb[i]);
-        }
+        tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
         for (int i = 0; i < L; i++) h[i] = hn[i];
     }
