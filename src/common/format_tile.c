@@ -176,9 +176,11 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
             longer += rows_of_len[w + 1];
             tail += longer;
             b = hyb_bytes(rows, w, tail, vs);
-            /* a tail entry is a loop step of every lane (ELL and CSR take maxrow steps in all): HYB only when
-             * its steps w + tail are no more than maxrow, e.g. one long row, not a stencil's 14 short ones */
-            if (b < best_hyb && w + tail <= maxrow) best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
+            /* a tail entry kept in the tile is a loop step of every lane (ELL and CSR take maxrow steps in
+             * all): then HYB only when its steps w + tail are no more than maxrow, e.g. one long row, not a
+             * stencil's 14 short ones. A deferred tail leaves the tile. */
+            if (b < best_hyb && (cfg->deferred || w + tail <= maxrow))
+                best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
         }
     }
     ch->fmt = fmt;
