@@ -7,10 +7,12 @@
  *                      G = W / 16 groups of 16 (2 on W = 32, 4 on W = 64); lane l works for row r = l % 16 of
  *                      the tile row in group g = l / 16, and group g takes the task's tiles g, g + G, ..., so G
  *                      tiles are in work at once and one lane walks one tile row, accumulating in a register.
- *                      The 16 lanes of a group load a tile's header together (a broadcast), one tile ahead, and
- *                      read x through the read-only cache (no staging, no shared memory, no warp operation in
- *                      the loop); each lane adds row r's entries of the tile, in order, whatever the tile's
- *                      format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
+ *                      A group takes its tiles L = tile_inflight (1, 2 or 4) at a time: the 16 lanes load the L
+ *                      headers together (broadcasts) one batch ahead; with L > 1 each lane's first entries of
+ *                      the L tiles ("leads") and their x entries are loaded together before the tiles are
+ *                      summed. x is read through the read-only cache (no staging, no shared memory, no warp
+ *                      operation in the loop); each lane adds row r's entries of the tile, in order, whatever
+ *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
  *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
  *                      slot when its tile row is split over several tasks.
  *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
@@ -32,7 +34,6 @@ namespace {
 
 constexpr int tile_block = 256;              /* threads per block: a multiple of every W */
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
-constexpr int tile_batch = 6; /* tiles a warp has in flight at once: tile_batch / (W / 16) per group of 16 lanes */
 
 template <typename T>
 PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
