@@ -538,8 +538,9 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;split_rows=%lld;"
-                 "deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;value_slots_per_nnz=%.3f",
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+                 "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
+                 "value_slots_per_nnz=%.3f",
                  cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,

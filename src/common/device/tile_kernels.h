@@ -251,7 +251,8 @@ struct tile_batch_sum {
         T lv[L], xv[L];
         int lc[L], ok[L], la[L], lb[L];
 #pragma unroll
-        for (int i = 0; i < L; i++) tile_lead<T>(h[i], tile_idx, tile_val, rowlen, r, lv[i], lc[i], ok[i], la[i], lb[i]);
+        for (int i = 0; i < L; i++)
+            tile_lead<T>(h[i], tile_idx, tile_val, rowlen, r, lv[i], lc[i], ok[i], la[i], lb[i]);
 #pragma unroll
         for (int i = 0; i < L; i++) {
             if (ok[i] == 2) ok[i] = lv[i] != T(0);
@@ -302,8 +303,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
     /* Group g takes tiles first + g, first + g + G, ..., L at a time. The L headers (a broadcast line each) are
-     * loaded one batch ahead, so their round trip overlaps the previous batch (tile_batch_sum). x is read through the read-only cache (no staging, no shared memory), and no warp operation sits in the
-     * loop: the groups run independently until the butterfly. */
+     * loaded one batch ahead, so their round trip overlaps the previous batch (tile_batch_sum). x is read
+     * through the read-only cache (no staging, no shared memory), and no warp operation sits in the loop: the
+     * groups run independently until the butterfly. */
     T acc = T(0);
     tile_meta h[L];
     tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, first + g, G, last);
@@ -379,9 +381,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
- * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no shared memory), tile_fixup_kernel
- * when tile rows are split, then for deferred COO csr_lb_kernel with beta = 1 and its fix-up. The caller checks the launch error; m == 0 launches
- * nothing. */
+ * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
+ * shared memory), tile_fixup_kernel when tile rows are split, then for deferred COO csr_lb_kernel with beta = 1
+ * and its fix-up. The caller checks the launch error; m == 0 launches nothing. */
 template <int W, typename T, typename Plan>
 void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
 {
