@@ -170,7 +170,8 @@ run_bench() {
 
 # The comparisons the format issues ask for, f64, one bench call per variant, rows appended to variants.csv:
 # csr_lb chunk sizes, AMF-CSR fixed folding, HBP atomics, sort2D grouping and the paper's 4096-column blocks,
-# TileSpMV all-CSR tiles and no deferred COO, EHYB in the plan's ordering.
+# TileSpMV all-CSR tiles, no / forced deferred COO and 2 / 4 tiles in flight per 16 lanes, EHYB in the plan's
+# ordering.
 run_variants() {
   local b=$bin/spmvport-bench start=$SECONDS limit=${GPU_TEST_TIME_VARIANTS:-120} left rc
   [ -x "$b" ] || { note "variants: skipped (no spmvport-bench)"; return; }
@@ -180,6 +181,7 @@ run_variants() {
     "amf_csr amf_fixed_fold=2 $graphs $meshes" "amf_csr amf_fixed_fold=4 $graphs $meshes"
     "hbp hbp_combine=2 $graphs" "hbp hbp_grouping=1 $graphs" "hbp hbp_block_cols=4096 $graphs $meshes"
     "tile tile_variant=1 $meshes gen:kron:20:16" "tile tile_deferred_coo=-1 $meshes gen:kron:20:16"
+    "tile tile_inflight=2 $meshes" "tile tile_inflight=4 $meshes" "tile tile_deferred_coo=1 $meshes"
     "ehyb ehyb_plan_ordering=1 $meshes")
   # GPU_TEST_VARIANTS replaces the list: runs separated by ';', each "FORMAT[,FORMAT] OPTION[,OPTION]|- MATRIX..."
   # (a MATRIX "@DIR/name" is a shared matrix), precision GPU_TEST_VARIANT_PRECISION (default f64)

@@ -238,6 +238,8 @@ typedef struct spmv_plan_options {
     int tile_deferred_coo;       /* 0 = automatic (on above tile_deferred_threshold non-zeros), 1 = on, -1 = off */
     int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
     int tile_balance;            /* most tiles of one tile row per warp; 0 = 8 (the paper's) */
+    int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = 1. More hides
+                                  * more latency per lane but costs registers, hence resident warps */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
@@ -258,7 +260,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[14];            /* zero; room for more options without breaking the ABI */
+    int reserved[13];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -78,6 +78,29 @@ GPU_FORMAT_TESTS(SPMV_FORMAT_TEB, teb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_EHYB, ehyb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_AUTO, auto)
 
+/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on. */
+Test(SUITE, tile_inflight_variants, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        support_case *cases;
+        int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
+        for (int L = 2; L <= 4; L += 2)
+            for (int d = -1; d <= 1; d += 2) {
+                spmv_plan_options_t o;
+                spmv_plan_options_init(&o);
+                o.tile_inflight = L;
+                o.tile_deferred_coo = d;
+                for (int i = 0; i < n; i++) {
+                    double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
+                    cr_assert(r >= 0, "%s: tile_inflight %d: %s", cases[i].name, L, spmv_last_error(ctx));
+                }
+            }
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* ---- backend behaviour ---------------------------------------------------------------------------------- */
 
 Test(SUITE, context_reports_a_gpu)

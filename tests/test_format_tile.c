@@ -1,8 +1,9 @@
 /*
  * test_format_tile.c -- TileSpMV (format `tile`): the CPU executor against the oracle on the edge-case corpus
  * and every shared matrix (warp size 32 and 64, f32 and f64, alpha/beta cases, repeats); the option variants
- * (all-CSR tiles, deferred COO on / off / automatic, split tile rows, one-warp deferred chunks); the format's
- * invariants read back from the arrays (every non-zero stored exactly once, value map, tasks, bytes);
+ * (all-CSR tiles, deferred COO on / off / automatic (and its COO-tile rule), split tile rows, one-warp deferred
+ * chunks); the format's invariants read back from the arrays (every non-zero stored exactly once, value map,
+ * tasks, bytes);
  * spmv_plan_update_values; the plan statistics.
  */
 #include <stdio.h>
@@ -183,9 +184,61 @@ Test(tile_variants, deferred_coo_off)
 Test(tile_variants, deferred_coo_automatic_threshold)
 {
     spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, 0, 0);
-    a.tile_deferred_threshold = b.tile_deferred_threshold = 1000; /* on for the corpus' larger matrices only */
+    a.tile_deferred_threshold = b.tile_deferred_threshold = 1000; /* larger matrices with many COO tiles defer */
     check_corpus(&a, SPMV_F64);
     check_corpus(&b, SPMV_F32);
+}
+
+/* A CSR matrix from triplets pushed row by row. */
+static spmv_matrix_t *from_list(coo_list *t, int32_t m, int32_t n)
+{
+    int32_t *ptr = calloc((size_t)m + 1, sizeof *ptr);
+    cr_assert(ptr != NULL);
+    for (int32_t k = 0; k < t->n; k++) ptr[t->r[k] + 1]++;
+    for (int32_t i = 0; i < m; i++) ptr[i + 1] += ptr[i];
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, n, t->n, ptr, t->c, t->v, SPMV_F64, 0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr), free(t->r), free(t->c), free(t->v);
+    return A;
+}
+
+/* Automatic deferred COO (above the threshold) only with >= 4 COO tiles per tile row on average: a 3-D-stencil
+ * pattern (2 one-entry COO tiles per tile row) keeps them, a scattered graph pattern defers them. */
+Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int32_t m = 64 * TD, nx = 10 * TD;
+    coo_list st = {0}, gr = {0};
+    uint64_t s = 12345;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t cs[5] = {i - nx, i - 1, i, i + 1, i + nx};
+        for (int k = 0; k < 5; k++)
+            if (cs[k] >= 0 && cs[k] < m) push(&st, i, cs[k], 1.0 + k);
+        int32_t prev = -1;
+        for (int k = 0; k < 6; k++) { /* increasing scattered columns, one per sixth of the matrix */
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            const int32_t c = (int32_t)(k * (m / 6) + (int32_t)((s >> 33) % (uint64_t)(m / 6)));
+            if (c > prev) push(&gr, i, c, 0.5 + k), prev = c;
+        }
+    }
+    spmv_matrix_t *S = from_list(&st, m, m), *G = from_list(&gr, m, m);
+    spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+    o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
+    const spmv_matrix_t *mats[2] = {S, G};
+    for (int k = 0; k < 2; k++) {
+        spmv_plan_t *plan = NULL;
+        spmv_plan_info_t info;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        const char *d = strstr(info.stats, "deferred=");
+        cr_assert(d != NULL && atoi(d + strlen("deferred=")) == k, "%s: %s", k ? "graph" : "stencil", info.stats);
+        spmv_plan_destroy(plan);
+        check_invariants(mats[k], &o, k ? "graph, automatic" : "stencil, automatic");
+    }
+    spmv_matrix_destroy(S);
+    spmv_matrix_destroy(G);
+    spmv_context_destroy(ctx);
 }
 
 Test(tile_variants, every_multi_tile_row_split)
@@ -210,13 +263,15 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[4];
-    for (int i = 0; i < 4; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[6];
+    for (int i = 0; i < 6; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 2;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
     bad[3].tile_balance = -1;
-    for (int i = 0; i < 4; i++) {
+    bad[4].tile_inflight = 3;
+    bad[5].tile_inflight = -1;
+    for (int i = 0; i < 6; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);

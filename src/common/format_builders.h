@@ -37,6 +37,8 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
  * Used by csr_lb and by tile's deferred part. */
 spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *row_ptr, int32_t m, int64_t nnz,
                                      int64_t chunk, size_t vsize, int64_t *nwarps_out, int64_t *nempty_out);
+/* csr_lb's default chunk for nnz entries on device dev (one tile, 8W, on the CPU). */
+int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, int warp);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
 

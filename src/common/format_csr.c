@@ -90,19 +90,20 @@ spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *ro
  * longer chunks pay the per-chunk set-up and the carry less often (H200, f64: circuit 0.77x -> 0.94x cuSPARSE from
  * 256 to 2048 entries), and the cap keeps a few long chunks from ending last. On the CPU: one tile. */
 #define LB_WAVES 2
-static int64_t lb_default_chunk(const spmv_matrix_t *A, const spmv_device_info_t *dev, int warp)
+int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, int warp)
 {
     const int64_t tile = 8 * (int64_t)warp;
     if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0) return tile;
     const int64_t slots = (int64_t)dev->multiprocessors * (2048 / warp) * LB_WAVES;
-    int64_t chunk = ((int64_t)A->nnz / slots + tile - 1) / tile * tile;
+    int64_t chunk = (nnz / slots + tile - 1) / tile * tile;
     return chunk < tile ? tile : chunk > 8 * tile ? 8 * tile : chunk;
 }
 
 static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    const int64_t chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : lb_default_chunk(A, dev, fd->warp_size);
+    const int64_t chunk =
+        opt->nnz_per_warp > 0 ? opt->nnz_per_warp : spmvport_lb_default_chunk(A->nnz, dev, fd->warp_size);
     /* plan.c has checked that an explicit chunk is a multiple of the warp size, hence of 8 (whole bit bytes) */
     int64_t nwarps = 0, nempty = 0;
     spmv_status_t st = spmvport_lb_add_arrays(fd, A->row_ptr, A->m, A->nnz, chunk,

@@ -27,7 +27,13 @@
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_MAX_BALANCE (1 << 20)
+#define TILE_DEFAULT_INFLIGHT 1 /* the fewest registers: most resident warps (docs/formats/tile.md) */
 #define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
+/* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
+ * costs ~20 bytes per matrix row whatever it holds (row pointer, y read and written, with beta = 1), ~320 bytes
+ * per tile row, while a COO tile left in place costs one tile step (a 13-byte header, its entries, a lane loop
+ * step), so a stencil's 2 one-entry COO tiles per tile row stay, a graph's dozens go. */
+#define TILE_DEFERRED_COO_PER_TILE_ROW 4
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol"};
@@ -170,7 +176,11 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
             longer += rows_of_len[w + 1];
             tail += longer;
             b = hyb_bytes(rows, w, tail, vs);
-            if (b < best_hyb) best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
+            /* a tail entry kept in the tile is a loop step of every lane (ELL and CSR take maxrow steps in
+             * all): then HYB only when its steps w + tail are no more than maxrow, e.g. one long row, not a
+             * stencil's 14 short ones. A deferred tail leaves the tile. */
+            if (b < best_hyb && (cfg->deferred || w + tail <= maxrow))
+                best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
         }
     }
     ch->fmt = fmt;
@@ -464,6 +474,10 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      TILE_MAX_BALANCE);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
+        spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -512,9 +526,11 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;split_rows=%lld;"
-                 "deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;value_slots_per_nnz=%.3f",
-                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance, (long long)z->tiles,
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+                 "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
+                 "value_slots_per_nnz=%.3f",
+                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance,
+                 (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -590,7 +606,7 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    (void)dev; /* the kernels' shared memory is a fixed 8 x 16 values per warp: no device figure matters */
+    /* the tile kernels use no shared memory; the device's size sets only the deferred part's chunk */
     spmv_status_t st = check_options(opt, fd->warp_size, msg, msglen);
     if (st == SPMV_STATUS_SUCCESS) st = check_matrix(A, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
@@ -599,7 +615,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision)};
-    cfg.deferred = opt->tile_deferred_coo == 1 || (opt->tile_deferred_coo == 0 && A->nnz > threshold);
+    const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
+    cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
     z.tile_rows = ((int64_t)A->m + TD - 1) / TD;
@@ -607,16 +624,30 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* scratch: per tile row slot and byte offsets and tile counts; the deferred row pointer */
     int64_t *rows3 = spmvport_malloc_array(3 * ((size_t)z.tile_rows + 1), sizeof(int64_t));
     int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
-    int32_t *def_ptr = cfg.deferred ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
+    const int may_defer = cfg.deferred || auto_deferred;
+    int32_t *def_ptr = may_defer ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
     uint8_t *row_formats = spmvport_malloc_array((size_t)z.tile_rows + 1, 1);
-    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (cfg.deferred && def_ptr == NULL)) {
+    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (may_defer && def_ptr == NULL)) {
         free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
         spmvport_msg(msg, msglen, "tile: out of host memory for %lld tile rows", (long long)z.tile_rows);
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
-    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
-                   msglen);
+    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                   cfg.deferred ? def_ptr : NULL, msg, msglen);
+    /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
+     * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out */
+    if (auto_deferred && (st == SPMV_STATUS_OVERFLOW ||
+                          (st == SPMV_STATUS_SUCCESS && z.hist_tiles[SPMVPORT_TILE_COO] >=
+                                                            TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows))) {
+        cfg.deferred = 1;
+        st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
+                       msglen);
+    }
+    if (!cfg.deferred) {
+        free(def_ptr);
+        def_ptr = NULL;
+    }
     if (st != SPMV_STATUS_SUCCESS) {
         free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
         return st;
@@ -625,7 +656,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         free(def_ptr);
         def_ptr = NULL;
     } else {
-        z.def_chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : 8 * (int64_t)fd->warp_size;
+        z.def_chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : spmvport_lb_default_chunk(z.def_nnz, dev,
+                                                                                               fd->warp_size);
         z.def_warps = (z.def_nnz + z.def_chunk - 1) / z.def_chunk;
     }
 
@@ -705,6 +737,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_VARIANT] = cfg.variant;
     p[SPMVPORT_TILE_P_BALANCE] = balance;
     p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;
+    p[SPMVPORT_TILE_P_INFLIGHT] = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

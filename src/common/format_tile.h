@@ -75,7 +75,8 @@ enum {
     SPMVPORT_TILE_P_VARIANT = 8,   /* 0 ADPT, 1 all-CSR */
     SPMVPORT_TILE_P_BALANCE = 9,   /* most tiles per task */
     SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
-    SPMVPORT_TILE_P_DEF_EMPTY = 11 /* rows without deferred entries (the split's empty rows) */
+    SPMVPORT_TILE_P_DEF_EMPTY = 11, /* rows without deferred entries (the split's empty rows) */
+    SPMVPORT_TILE_P_INFLIGHT = 12   /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
 };
 
 /* Fields of a task record and of a split record. */

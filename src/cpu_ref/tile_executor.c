@@ -4,8 +4,8 @@
  *
  * One warp of W lanes per task (at most tbalance tiles of one tile row). The lanes form G = W / 16 groups of 16
  * (2 on W = 32, 4 on W = 64): lane l works for tile row r = l % 16 in group g = l / 16, and group g takes the
- * task's tiles g, g + G, ... (G tiles in work at once). Per tile, the 16 entries of x are staged (shared memory
- * on the GPU), then lane r of the tile's group adds row r's entries of the tile, in order:
+ * task's tiles g, g + G, ... (G tiles in work at once). Per tile, lane r of the tile's group adds row r's entries
+ * of the tile, in order (the kernel loads a batch of tiles' first entries early, but adds them in this order):
  *   CSR        entries start .. end of row r
  *   COO        the tile's entries whose row nibble is r (a lane scans them all, as on the GPU)
  *   ELL        slots k*rowlen + r for k < w (zero padding skipped)
@@ -128,7 +128,7 @@ static inline int popcount16(unsigned v)
         for (int32_t t = first; t < last; t++) {                                                             \
             const int64_t c0 = (int64_t)tcol[t] * TD;                                                        \
             const int collen = fd->n - c0 < TD ? (int)(fd->n - c0) : TD;                                     \
-            for (int c = 0; c < collen; c++) xs[c] = x[c0 + c]; /* the staged slice of x */                  \
+            for (int c = 0; c < collen; c++) xs[c] = x[c0 + c]; /* the tile's slice of x */                  \
             REAL *group = acc + ((t - first) % (W / TD)) * TD; /* group g takes tiles g, g + G, ... */       \
             tile_##SUFFIX(group, tfmt[t], idx + off[2 * t + 1], val + off[2 * t], off[2 * t + 2] - off[2 * t], \
                           rowlen, collen, xs);                                                               \

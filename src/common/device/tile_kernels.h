@@ -6,16 +6,18 @@
  *   tile_kernel        one warp per task (at most tbalance tiles of one tile row). The warp's lanes form
  *                      G = W / 16 groups of 16 (2 on W = 32, 4 on W = 64); lane l works for row r = l % 16 of
  *                      the tile row in group g = l / 16, and group g takes the task's tiles g, g + G, ..., so G
- *                      tiles are in work at once and one lane walks one tile row. The tiles go in batches of
- *                      tile_batch: lane j loads tile j's metadata, the warp stages the batch's 16-entry slices of
- *                      x in shared memory (one round trip each), then each group takes its tiles (metadata
- *                      shuffled from lane j) and each lane adds row r's entries of the tile, in order, whatever
- *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and
- *                      l ^ 32 on W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the
- *                      task's carry slot when its tile row is split over several tasks.
+ *                      tiles are in work at once and one lane walks one tile row, accumulating in a register.
+ *                      A group takes its tiles L = tile_inflight (1, 2 or 4) at a time: the 16 lanes load the L
+ *                      headers together (broadcasts) one batch ahead; with L > 1 each lane's first entries of
+ *                      the L tiles ("leads") and their x entries are loaded together before the tiles are
+ *                      summed. x is read through the read-only cache (no staging, no shared memory, no warp
+ *                      operation in the loop); each lane adds row r's entries of the tile, in order, whatever
+ *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
+ *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
+ *                      slot when its tile row is split over several tasks.
  *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
  *                      alpha*sum + beta*y. No atomics: the result is deterministic.
- *   deferred COO       csr_lb_kernel (csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
+ *   deferred COO       csr_lb (launch_lb, csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
  *                      its fix-up. Its carries are plan arrays written on every call.
  * With beta == 0, y is never read. Nothing is allocated and no counter survives a call. Everything has internal
  * linkage (anonymous namespace).
@@ -32,7 +34,6 @@ namespace {
 
 constexpr int tile_block = 256;              /* threads per block: a multiple of every W */
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
-constexpr int tile_batch = 8;                /* tiles whose metadata and x slices a warp fetches together */
 
 template <typename T>
 PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
@@ -49,63 +50,76 @@ PORT_DEVICE int tile_nibble(const unsigned char *__restrict__ p, int k)
 /* Rank of bit b in a 16-bit mask: the set bits below it. */
 PORT_DEVICE int tile_rank(unsigned mask, int b) { return port_popc((port_lane_mask_t)(mask & ((1u << b) - 1u))); }
 
-/* COO entries [0, cnt) (a COO tile, or a HYB tail): lane r adds those whose row nibble is r, in order. */
+/* COO entries [j0, cnt) (a COO tile, or a HYB tail): lane r adds those whose row nibble is r, in order. */
 template <typename T>
-PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int cnt,
-                          const T *xs, int r)
+PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int j0, int cnt,
+                          const T *__restrict__ xc, int r)
 {
-    for (int j = 0; j < cnt; j++) {
+    for (int j = j0; j < cnt; j++) {
         const int b = port_ldg(idx + j);
         const T v = port_ldg(val + j); /* loaded with the index: no dependent load */
-        if ((b >> 4) == r) acc += v * xs[b & 15];
+        if ((b >> 4) == r) acc += v * port_ldg(xc + (b & 15));
     }
 }
 
-/* ELL slots k*rowlen + r for k < w; zero padding skipped. */
+/* ELL slots k*rowlen + r for k0 <= k < w; zero padding skipped. */
 template <typename T>
-PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int w,
-                          int rowlen, const T *xs, int r)
+PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int k0, int w,
+                          int rowlen, const T *__restrict__ xc, int r)
 {
     if (r >= rowlen) return;
-    for (int k = 0, s = r; k < w; k++, s += rowlen) {
+    for (int k = k0, s = k0 * rowlen + r; k < w; k++, s += rowlen) {
         const T v = port_ldg(val + s);
         const int c = tile_nibble(nib, s);
-        if (v != T(0)) acc += v * xs[c];
+        if (v != T(0)) acc += v * port_ldg(xc + c);
     }
 }
 
-/* One tile's contribution to lane r's accumulator: row r of the tile, entries in order. */
+/* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
+ * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest. */
 template <typename T>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
-                            int rowlen, int collen, const T *xs, int r)
+                            int rowlen, int collen, const T *__restrict__ xc, int r)
 {
     switch (fmt) {
+    case SPMVPORT_TILE_ELL:
+    case SPMVPORT_TILE_HYB: {
+        const int w = port_ldg(idx);
+        if (r < rowlen) {
+            int s = r, k = 0;
+            do {
+                const T v = port_ldg(val + s);
+                const int c = tile_nibble(idx + 1, s);
+                if (v != T(0)) acc += v * port_ldg(xc + c);
+                s += rowlen;
+            } while (++k < w);
+        }
+        if (fmt == SPMVPORT_TILE_HYB) {
+            const int ell = w * rowlen;
+            tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, 0, nv - ell, xc, r);
+        }
+        break;
+    }
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
             const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
-            for (int k = port_ldg(idx + r); k < end; k++) acc += port_ldg(val + k) * xs[tile_nibble(idx + rowlen, k)];
+            for (int k = port_ldg(idx + r); k < end; k++)
+                acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         }
         break;
-    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, nv, xs, r); break;
-    case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, port_ldg(idx), rowlen, xs, r); break;
-    case SPMVPORT_TILE_HYB: {
-        const int w = port_ldg(idx), ell = w * rowlen;
-        tile_ell(acc, idx + 1, val, w, rowlen, xs, r);
-        tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, nv - ell, xs, r);
-        break;
-    }
+    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 0; c < collen; c++) {
                 const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * xs[c];
+                if (v != T(0)) acc += v * port_ldg(xc + c);
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
         const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * xs[c];
+            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
@@ -113,13 +127,162 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
         const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * xs[c];
+                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     }
 }
 
-template <int W, typename T>
+/* A tile's header: column, format (-1: no tile), first value slot, first index byte, value slots. */
+struct tile_meta {
+    int col, fmt, v0, i0, nv;
+};
+
+PORT_DEVICE tile_meta tile_load_meta(const int *__restrict__ tile_col, const unsigned char *__restrict__ tile_fmt,
+                                     const int *__restrict__ tile_off, int t)
+{
+    tile_meta h;
+    h.col = port_ldg(tile_col + t);
+    h.fmt = port_ldg(tile_fmt + t);
+    h.v0 = port_ldg(tile_off + 2 * t);
+    h.i0 = port_ldg(tile_off + 2 * t + 1);
+    h.nv = port_ldg(tile_off + 2 * t + 2) - h.v0;
+    return h;
+}
+
+/* Lane r's first entry of a tile (its "lead"), loaded before any of the batch's tiles is summed so that the
+ * batch's loads are in flight together: ELL / HYB slot r (a = w), Dense slot r (column 0), the first COO entry
+ * (every lane; it counts where its row is r); CSR has no lead, but its row's bounds a..b are loaded here.
+ * ok: 0 none, 1 add, 2 add unless the value is 0 (padding and Dense zeros are skipped). */
+template <typename T>
+PORT_DEVICE void tile_lead(const tile_meta &h, const unsigned char *__restrict__ tile_idx,
+                           const T *__restrict__ tile_val, int rowlen, int r, T &lv, int &lc, int &ok, int &a, int &b)
+{
+    const unsigned char *ix = tile_idx + h.i0;
+    const T *vl = tile_val + h.v0;
+    lv = T(0), lc = 0, ok = 0, a = 0, b = 0;
+    switch (h.fmt) {
+    case SPMVPORT_TILE_ELL:
+    case SPMVPORT_TILE_HYB: /* w >= 1 in every stored ELL / HYB tile: slot r exists */
+        a = port_ldg(ix);
+        if (r < rowlen) lv = port_ldg(vl + r), lc = tile_nibble(ix + 1, r), ok = 2;
+        break;
+    case SPMVPORT_TILE_DENSE:
+        if (r < rowlen) lv = port_ldg(vl + r), ok = 2;
+        break;
+    case SPMVPORT_TILE_COO: { /* nv >= 1 */
+        const int e = port_ldg(ix);
+        lv = port_ldg(vl), lc = e & 15, ok = (e >> 4) == r;
+        break;
+    }
+    case SPMVPORT_TILE_CSR:
+        if (r < rowlen) a = port_ldg(ix + r), b = r + 1 < rowlen ? port_ldg(ix + r + 1) : h.nv;
+        break;
+    default: break;
+    }
+}
+
+/* The rest of row r's entries of a tile after its lead, in order (a, b from tile_lead). */
+template <typename T>
+PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
+                           const T *__restrict__ tile_val, int rowlen, int collen, const T *__restrict__ xc, int r,
+                           int a, int b)
+{
+    const unsigned char *idx = tile_idx + h.i0;
+    const T *val = tile_val + h.v0;
+    switch (h.fmt) {
+    case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, 1, a, rowlen, xc, r); break;
+    case SPMVPORT_TILE_CSR:
+        for (int k = a; k < b; k++) acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+        break;
+    case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 1, h.nv, xc, r); break;
+    case SPMVPORT_TILE_HYB: {
+        const int ell = a * rowlen;
+        tile_ell(acc, idx + 1, val, 1, a, rowlen, xc, r);
+        tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, 0, h.nv - ell, xc, r);
+        break;
+    }
+    case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
+        if (r < rowlen)
+            for (int c = 1; c < collen; c++) {
+                const T v = port_ldg(val + c * rowlen + r);
+                if (v != T(0)) acc += v * port_ldg(xc + c);
+            }
+        break;
+    case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (mask >> r & 1) {
+            const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
+            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+        }
+        break;
+    }
+    case SPMVPORT_TILE_DENSE_COL: { /* full columns only, column-major with ld = rowlen */
+        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        if (r < rowlen)
+            for (int c = 0, q = 0; c < collen; c++)
+                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+        break;
+    }
+    default: break;
+    }
+}
+
+template <int L>
+PORT_DEVICE void tile_load_batch(tile_meta (&h)[L], const int *__restrict__ tile_col,
+                                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off, int b0,
+                                 int step, int last)
+{
+#pragma unroll
+    for (int i = 0; i < L; i++) {
+        const int t = b0 + i * step;
+        if (t < last) h[i] = tile_load_meta(tile_col, tile_fmt, tile_off, t);
+        else h[i].col = 0, h[i].fmt = -1, h[i].v0 = 0, h[i].i0 = 0, h[i].nv = 0;
+    }
+}
+
+/* Sums a batch of L tiles into lane r's accumulator, in tile order: the L leads are loaded together, then the
+ * L x entries of the leads, then each tile adds its lead and the rest. */
+template <int L, typename T>
+struct tile_batch_sum {
+    static PORT_DEVICE void run(T &acc, const tile_meta (&h)[L], const unsigned char *__restrict__ tile_idx,
+                                const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
+    {
+        T lv[L], xv[L];
+        int lc[L], ok[L], la[L], lb[L];
+#pragma unroll
+        for (int i = 0; i < L; i++)
+            tile_lead<T>(h[i], tile_idx, tile_val, rowlen, r, lv[i], lc[i], ok[i], la[i], lb[i]);
+#pragma unroll
+        for (int i = 0; i < L; i++) {
+            if (ok[i] == 2) ok[i] = lv[i] != T(0);
+            xv[i] = ok[i] ? port_ldg(x + (long long)h[i].col * tile_dim + lc[i]) : T(0);
+        }
+#pragma unroll
+        for (int i = 0; i < L; i++) {
+            if (h[i].fmt < 0) break;
+            const long long c0 = (long long)h[i].col * tile_dim;
+            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+            if (ok[i]) acc += lv[i] * xv[i];
+            tile_rest<T>(acc, h[i], tile_idx, tile_val, rowlen, collen, x + c0, r, la[i], lb[i]);
+        }
+    }
+};
+
+/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. */
+template <typename T>
+struct tile_batch_sum<1, T> {
+    static PORT_DEVICE void run(T &acc, const tile_meta (&h)[1], const unsigned char *__restrict__ tile_idx,
+                                const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
+    {
+        const long long c0 = (long long)h[0].col * tile_dim;
+        const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+        tile_apply<T>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
+    }
+};
+
+/* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4). */
+template <int W, typename T, int L>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -128,10 +291,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
 {
     if (!port_warp_matches<W>()) return;
     constexpr int warps = tile_block / W, G = W / tile_dim;
-    static_assert(tile_batch % G == 0 && tile_batch <= W, "a batch's metadata is one value per lane");
-    PORT_SHARED T xs_all[warps][tile_batch][tile_dim];
-    const int lane = port_lane<W>(), wib = (int)(port_thread_idx() / W);
-    const long long w = (long long)port_block_idx() * warps + wib;
+    const int lane = port_lane<W>();
+    const long long w = (long long)port_block_idx() * warps + (int)(port_thread_idx() / W);
     if (w >= ntasks) return; /* whole warps only: nothing below waits on the block */
     const int r = lane & (tile_dim - 1), g = lane / tile_dim;
     const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * w;
@@ -141,37 +302,19 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
+    /* Group g takes tiles first + g, first + g + G, ..., L at a time. The L headers (a broadcast line each) are
+     * loaded one batch ahead, so their round trip overlaps the previous batch (tile_batch_sum). x is read
+     * through the read-only cache (no staging, no shared memory), and no warp operation sits in the loop: the
+     * groups run independently until the butterfly. */
     T acc = T(0);
-    for (int b0 = first; b0 < last; b0 += tile_batch) { /* uniform over the warp */
-        const int nb = last - b0 < tile_batch ? last - b0 : tile_batch;
-        /* the batch's metadata, lane j holding tile b0 + j's: one round trip for up to tile_batch tiles */
-        int mcol = 0, mfmt = 0, mv0 = 0, mi0 = 0, mnv = 0;
-        if (lane < nb) {
-            const int t = b0 + lane;
-            mcol = port_ldg(tile_col + t);
-            mfmt = port_ldg(tile_fmt + t);
-            mv0 = port_ldg(tile_off + 2 * t);
-            mi0 = port_ldg(tile_off + 2 * t + 1);
-            mnv = port_ldg(tile_off + 2 * t + 2) - mv0;
-        }
-        port_warp_sync<W>(); /* every lane is done with the previous batch's slices of x */
-        /* x slices: lane (r, g) stages entry r of batch tiles g, g + G, ... */
+    tile_meta h[L];
+    tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, first + g, G, last);
+    for (int b0 = first + g; b0 < last; b0 += L * G) {
+        tile_meta hn[L];
+        tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
+        tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
-        for (int i = 0; i < tile_batch / G; i++) {
-            const int j = g + G * i;
-            const long long c0 = (long long)port_shfl_idx<W>(mcol, j < nb ? j : 0) * tile_dim;
-            if (j < nb && r < n - c0) xs_all[wib][j][r] = port_ldg(x + c0 + r);
-        }
-        port_warp_sync<W>();
-        /* group g (lanes 16g .. 16g + 15) takes batch tiles g, g + G, ...: G tiles at a time */
-        for (int i = 0; i < (nb + G - 1) / G; i++) {
-            const int j = g + G * i, src = j < nb ? j : 0;
-            const long long c0 = (long long)port_shfl_idx<W>(mcol, src) * tile_dim;
-            const int fmt = port_shfl_idx<W>(mfmt, src), v0 = port_shfl_idx<W>(mv0, src);
-            const int i0 = port_shfl_idx<W>(mi0, src), nv = port_shfl_idx<W>(mnv, src);
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            if (j < nb) tile_apply<T>(acc, fmt, tile_idx + i0, tile_val + v0, nv, rowlen, collen, xs_all[wib][j], r);
-        }
+        for (int i = 0; i < L; i++) h[i] = hn[i];
     }
     for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
     if (lane < rowlen) {
@@ -213,8 +356,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t tiles = prm[SPMVPORT_TILE_P_TILES], tasks = prm[SPMVPORT_TILE_P_TASKS];
     const int64_t splits = prm[SPMVPORT_TILE_P_SPLITS], carries = prm[SPMVPORT_TILE_P_CARRIES];
     const int64_t dnnz = prm[SPMVPORT_TILE_P_DEF_NNZ], dwarps = prm[SPMVPORT_TILE_P_DEF_WARPS];
-    const int64_t chunk = prm[SPMVPORT_TILE_P_DEF_CHUNK];
+    const int64_t chunk = prm[SPMVPORT_TILE_P_DEF_CHUNK], inflight = prm[SPMVPORT_TILE_P_INFLIGHT];
     const spmvport_array *a = fd->arrays;
+    if (inflight != 1 && inflight != 2 && inflight != 4) return "tile: tiles in flight per group not 1, 2 or 4";
     if (tiles < 0 || tasks < (fd->m > 0 ? 1 : 0) || tasks >= INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || splits < 0 ||
         carries < 0 || carries > INT32_MAX / tile_dim || a[SPMVPORT_TILE_A_COL].bytes != (size_t)tiles * i4 ||
         a[SPMVPORT_TILE_A_FMT].bytes != (size_t)tiles || a[SPMVPORT_TILE_A_OFF].bytes != 2 * ((size_t)tiles + 1) * i4 ||
@@ -237,10 +381,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
- * tile_kernel (ceil(tasks / (tile_block / W)) blocks of tile_block threads, no dynamic shared memory: its static
- * shared memory is tile_batch x 16 values per warp), tile_fixup_kernel when tile rows are split, then for
- * deferred COO csr_lb (launch_lb) with beta = 1. The caller checks the launch error; m == 0 launches
- * nothing. */
+ * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
+ * shared memory), tile_fixup_kernel when tile rows are split, then for deferred COO csr_lb (launch_lb) with
+ * beta = 1. The caller checks the launch error; m == 0 launches nothing. */
 template <int W, typename T, typename Plan>
 void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
 {
@@ -254,10 +397,26 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     T *carry = (T *)d[SPMVPORT_TILE_A_CARRY];
     if (fd->m == 0 || tasks == 0) return;
     constexpr int warps = tile_block / W;
-    PORT_LAUNCH((unsigned)((tasks + warps - 1) / warps), tile_block, 0, s, tile_kernel<W, T>)
-    (fd->m, fd->n, tasks, (const int *)d[SPMVPORT_TILE_A_TASK], (const int *)d[SPMVPORT_TILE_A_COL],
-     (const unsigned char *)d[SPMVPORT_TILE_A_FMT], (const int *)d[SPMVPORT_TILE_A_OFF],
-     (const unsigned char *)d[SPMVPORT_TILE_A_IDX], (const T *)d[SPMVPORT_TILE_A_VAL], carry, x, y, alpha, beta);
+    const unsigned blocks = (unsigned)((tasks + warps - 1) / warps);
+    const int *task = (const int *)d[SPMVPORT_TILE_A_TASK], *tcol = (const int *)d[SPMVPORT_TILE_A_COL];
+    const unsigned char *tfmt = (const unsigned char *)d[SPMVPORT_TILE_A_FMT];
+    const int *toff = (const int *)d[SPMVPORT_TILE_A_OFF];
+    const unsigned char *tidx = (const unsigned char *)d[SPMVPORT_TILE_A_IDX];
+    const T *tval = (const T *)d[SPMVPORT_TILE_A_VAL];
+    switch (prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
+    case 4:
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4>)
+        (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        break;
+    case 2:
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 2>)
+        (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        break;
+    default:
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1>)
+        (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        break;
+    }
     if (splits > 0)
         PORT_LAUNCH((unsigned)(((long long)splits * tile_dim + tile_block - 1) / tile_block), tile_block, 0, s,
                     tile_fixup_kernel<T>)
