@@ -99,7 +99,9 @@ struct lb_split {                       /* device pointers of the SPMVPORT_LB_* 
 };
 
 /* A lane's K entries [s, t), in registers: 16-byte vectors when all K are there (s is a multiple of K, so the
- * vectors are aligned); entries past t read as column 0, value 0. */
+ * vectors are aligned); entries past t read as column 0, value 0. Streaming loads (evict first): every entry is
+ * read once, and the caches are left to x (H200: 2-7% faster than read-only loads on every large matrix, f64
+ * and f32; kron:20:16 0.263 -> 0.253 ms, circuit:5M 0.173 -> 0.162 ms). */
 template <typename T>
 struct lb_entries {
     int c[lb_per_lane];
@@ -116,21 +118,21 @@ PORT_DEVICE void lb_load(lb_entries<T> &r, long long s, long long t, const int *
     if (s + lb_per_lane <= t) {
 #pragma unroll
         for (int i = 0; i < lb_per_lane / 4; i++) {
-            const ivec c = port_ldg(reinterpret_cast<const ivec *>(col + s) + i);
+            const ivec c = port_ld_stream(reinterpret_cast<const ivec *>(col + s) + i);
 #pragma unroll
             for (int j = 0; j < 4; j++) r.c[i * 4 + j] = port_vec_get(c, j);
         }
 #pragma unroll
         for (int i = 0; i < lb_per_lane / V; i++) {
-            const tvec v = port_ldg(reinterpret_cast<const tvec *>(val + s) + i);
+            const tvec v = port_ld_stream(reinterpret_cast<const tvec *>(val + s) + i);
 #pragma unroll
             for (int j = 0; j < V; j++) r.v[i * V + j] = port_vec_get(v, j);
         }
     } else {
 #pragma unroll
         for (int k = 0; k < lb_per_lane; k++) {
-            r.c[k] = s + k < t ? port_ldg(col + s + k) : 0;
-            r.v[k] = s + k < t ? port_ldg(val + s + k) : T(0);
+            r.c[k] = s + k < t ? port_ld_stream(col + s + k) : 0;
+            r.v[k] = s + k < t ? port_ld_stream(val + s + k) : T(0);
         }
     }
 }

@@ -171,6 +171,13 @@ PORT_DEVICE void port_block_sync() { __syncthreads(); }
 /* ---- memory ------------------------------------------------------------------------------------------------ */
 /* Read-only (non-coherent cache) load; for data that no thread of the kernel writes. */
 template <typename T> PORT_DEVICE T port_ldg(const T *p) { return __ldg(p); }
+/* Read-only load of data read once (evict first): leaves the caches to data that is reused, like x. HIP: a plain
+ * read-only load. */
+#ifdef PORT_HIP
+template <typename T> PORT_DEVICE T port_ld_stream(const T *p) { return __ldg(p); }
+#else
+template <typename T> PORT_DEVICE T port_ld_stream(const T *p) { return __ldcs(p); }
+#endif
 
 /* 16- and 8-byte vectors for coalesced loads: port_vec<T, N>::type (T in int, float, double). */
 template <typename T, int N> struct port_vec;
