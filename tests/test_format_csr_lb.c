@@ -67,3 +67,25 @@ Test(csr_lb_split, empty_row_runs)
     spmv_matrix_destroy(A);
     free(ptr), free(col), free(val);
 }
+
+/* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down. */
+Test(format_choose, gpu_rule_by_class)
+{
+    static const struct { const char *spec; spmv_format_t want; } cases[] = {
+        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR}, {"uniform:20000:16", SPMV_FORMAT_CSR_VECTOR},
+        {"fem3d:3:10", SPMV_FORMAT_CSR_LB},         {"circuit:20000", SPMV_FORMAT_CSR_LB},
+        {"kron:12:16", SPMV_FORMAT_VENDOR}};
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA;
+    gpu.warp_size = 32;
+    gpu.multiprocessors = 132;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 42), SPMV_STATUS_SUCCESS, "%s", cases[i].spec);
+        const spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "%s: AUTO chose %s, expected %s", cases[i].spec, spmv_format_name(got),
+                     spmv_format_name(cases[i].want));
+        spmv_matrix_destroy(A);
+    }
+}

@@ -70,8 +70,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 /* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200):
  *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.38x cuSPARSE f64)
  *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.0x)
- *   longer or skewed rows, GPU                                   vendor      (fastest measured on FEM blocks,
- *                                                                             Kronecker and circuit matrices)
+ *   skewed rows averaging more than 16, GPU                      vendor      (Kronecker: csr_lb 0.93x)
+ *   other long or skewed rows, GPU                               csr_lb      (FEM blocks 1.12x, circuit 1.16x)
  *   longer rows, CPU                                             csr_vector
  *   skewed rows, CPU                                             csr_lb      (row-split starves on hub rows) */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
@@ -86,6 +86,6 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
     if (regular && avg <= 12) return SPMV_FORMAT_CSR_SCALAR;
     if (regular && avg <= 32) return SPMV_FORMAT_CSR_VECTOR;
-    if (gpu) return SPMV_FORMAT_VENDOR;
+    if (gpu) return !regular && avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }

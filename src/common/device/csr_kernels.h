@@ -55,7 +55,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     T sum = 0;
     if (r < m) {
         const int end = ptr[r + 1];
-        for (int k = ptr[r] + l; k < end; k += lanes) sum += val[k] * port_ldg(x + col[k]);
+        for (int k = ptr[r] + l; k < end; k += lanes) /* entries read once: streaming loads leave the caches to x */
+            sum += port_ld_stream(val + k) * port_ldg(x + port_ld_stream(col + k));
     }
     /* every lane of the warp shuffles, those past the last row too; lane 0 of each group ends with the row */
     for (int off = lanes >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
