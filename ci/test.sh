@@ -25,6 +25,14 @@ SPMVPORT_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS
   --timeout 2400 >"$build-asan.ctest.log" 2>&1 || { tail -n 60 "$build-asan.ctest.log"; exit 1; }
 grep -E 'tests passed|tests failed' "$build-asan.ctest.log" | sed 's/^/asan: /' 
 
+echo "== build without METIS ($build-nometis): ehyb refuses with a status, everything else works"
+cmake -S "$root" -B "$build-nometis" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSPMVPORT_CUDA=OFF -DSPMVPORT_HIP=OFF \
+  -DSPMVPORT_METIS=OFF >"$build-nometis.configure.log" 2>&1 || { cat "$build-nometis.configure.log"; exit 1; }
+cmake --build "$build-nometis" -j"$jobs" --target test_api ehyb_without_metis spmvport-bench
+ctest --test-dir "$build-nometis" --output-on-failure -R '^(test_api|ehyb_without_metis|bench_cpu_csv)$' \
+  >"$build-nometis.ctest.log" 2>&1 || { tail -n 60 "$build-nometis.ctest.log"; exit 1; }
+grep -E 'tests passed|tests failed' "$build-nometis.ctest.log" | sed 's/^/no-metis: /'
+
 echo "== tests ($build)"
 rc=0
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 2400 2>&1 | tee "$build.ctest.log" || rc=$?
