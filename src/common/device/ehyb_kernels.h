@@ -78,10 +78,10 @@ PORT_DEVICE void ehyb_arrive(const ehyb_args<T> &a, int e, int slot, T v)
     ehyb_store(a, port_ldg(a.er_meta + 2 * e), sum);
 }
 
-/* Entries per lane loaded before any of them is used: a batch's loads are all in flight together, and a width
- * that is not a multiple of it is handled by predicated loads (no rolled remainder, whose every entry would wait
- * a full memory latency). 8 would take 48-64 registers, one block per multiprocessor instead of two. */
-constexpr int ehyb_batch = 4;
+/* B (the plan's batch, 4 or 8) = entries per lane loaded before any of them is used: a batch's loads are all in
+ * flight together, and a width that is not a multiple of B is handled by predicated loads (no rolled remainder,
+ * whose every entry would wait a full memory latency). The sums are the same whatever B. At the 32-register
+ * bound, B = 4 spills nothing; B = 8 spills 8 (f32) to 24 (f64) bytes but has twice the loads in flight. */
 
 /* ER work item w < chunks: a chunk of a long row, summed by the whole warp. Entries are read once: streaming. */
 template <int W, typename T>
@@ -97,41 +97,41 @@ PORT_DEVICE void ehyb_chunk(const ehyb_args<T> &a, int w, int lane)
 }
 
 /* Adds count entries of one lane, entry k at q + k*W (er_col/er_val; column -1 = padding, skipped), in k order,
- * ehyb_batch at a time: columns and values of a batch, then its x reads, then the products. */
-template <int W, typename T>
+ * B at a time: columns and values of a batch, then its x reads, then the products. */
+template <int W, typename T, int B>
 PORT_DEVICE T ehyb_er_sum(const ehyb_args<T> &a, int q, int count, T sum)
 {
-    for (int k = 0; k < count; k += ehyb_batch) {
-        int j[ehyb_batch];
-        T v[ehyb_batch], xv[ehyb_batch];
+    for (int k = 0; k < count; k += B) {
+        int j[B];
+        T v[B], xv[B];
 #pragma unroll
-        for (int u = 0; u < ehyb_batch; u++) {
+        for (int u = 0; u < B; u++) {
             j[u] = k + u < count ? port_ld_stream(a.er_col + q + (k + u) * W) : -1;
             v[u] = k + u < count ? port_ld_stream(a.er_val + q + (k + u) * W) : T(0);
         }
 #pragma unroll
-        for (int u = 0; u < ehyb_batch; u++) xv[u] = j[u] >= 0 ? port_ldg(a.x + j[u]) : T(0);
+        for (int u = 0; u < B; u++) xv[u] = j[u] >= 0 ? port_ldg(a.x + j[u]) : T(0);
 #pragma unroll
-        for (int u = 0; u < ehyb_batch; u++)
+        for (int u = 0; u < B; u++)
             if (j[u] >= 0) sum += v[u] * xv[u];
     }
     return sum;
 }
 
 /* ER work item chunks + s: ER slice s, one row per lane (rank -1: no row), column-major with stride W. */
-template <int W, typename T>
+template <int W, typename T, int B>
 PORT_DEVICE void ehyb_er_slice(const ehyb_args<T> &a, int s, int lane)
 {
     const int *sptr = a.er_work + 4 * a.chunks;
     const int *lanes = sptr + a.er_slices + 1 + 2 * (s * W + lane);
     const int e = port_ldg(lanes), len = port_ldg(lanes + 1), off = port_ldg(sptr + s) + lane;
-    const T sum = ehyb_er_sum<W, T>(a, off, len, T(0));
+    const T sum = ehyb_er_sum<W, T, B>(a, off, len, T(0));
     if (e >= 0) ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1) + 1, sum);
 }
 
-template <int W, typename T>
 /* Two blocks per multiprocessor, as the segment budget assumes (SPMVPORT_EHYB_BLOCKS_PER_SM): 32 registers on a
  * 64K-register multiprocessor; without the bound the next-slice prefetch takes the f64 kernel to 48 and one block. */
+template <int W, typename T, int B>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM) ehyb_kernel(const ehyb_args<T> a)
 {
     if (!port_warp_matches<W>()) return;
@@ -144,21 +144,21 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
 
     /* the part's ELL slices, x from shared memory (nsl is the same for the whole block) */
     if (nsl > 0) {
-        /* staging, ehyb_batch columns per thread at a time: their col_perm entries (read once: streaming), then
+        /* staging, B columns per thread at a time: their col_perm entries (read once: streaming), then
          * their x values, so the gather's two dependent reads are paid once per batch */
         const int bd = (int)port_block_dim();
-        for (int j0 = (int)port_thread_idx(); j0 < seg; j0 += ehyb_batch * bd) {
-            int src[ehyb_batch];
+        for (int j0 = (int)port_thread_idx(); j0 < seg; j0 += B * bd) {
+            int src[B];
 #pragma unroll
-            for (int u = 0; u < ehyb_batch; u++) {
+            for (int u = 0; u < B; u++) {
                 const int j = j0 + u * bd;
                 src[u] = j >= seg ? -1 : a.plan_ordering ? cb + j : port_ld_stream(a.col_perm + cb + j);
             }
-            T v[ehyb_batch];
+            T v[B];
 #pragma unroll
-            for (int u = 0; u < ehyb_batch; u++) v[u] = src[u] >= 0 ? port_ldg(a.x + src[u]) : T(0);
+            for (int u = 0; u < B; u++) v[u] = src[u] >= 0 ? port_ldg(a.x + src[u]) : T(0);
 #pragma unroll
-            for (int u = 0; u < ehyb_batch; u++)
+            for (int u = 0; u < B; u++)
                 if (j0 + u * bd < seg) xs[j0 + u * bd] = v[u];
         }
         if (port_thread_idx() == 0) {
@@ -189,19 +189,19 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
             const unsigned short *col = a.ell_col + off + lane;
             const T *val = a.ell_val + off + lane;
             T sum = T(0);
-            for (int k = 0; k < width; k += ehyb_batch) { /* ELL slots read once: streaming, x stays cached */
-                unsigned short c[ehyb_batch];
-                T v[ehyb_batch];
+            for (int k = 0; k < width; k += B) { /* ELL slots read once: streaming, x stays cached */
+                unsigned short c[B];
+                T v[B];
 #pragma unroll
-                for (int u = 0; u < ehyb_batch; u++) {
+                for (int u = 0; u < B; u++) {
                     c[u] = k + u < width ? port_ld_stream(col + (k + u) * W) : (unsigned short)seg;
                     v[u] = k + u < width ? port_ld_stream(val + (k + u) * W) : T(0);
                 }
 #pragma unroll
-                for (int u = 0; u < ehyb_batch; u++)
+                for (int u = 0; u < B; u++)
                     if (k + u < width) sum += v[u] * xs[c[u]];
             }
-            sum = ehyb_er_sum<W, T>(a, noff + lane, nwidth, sum); /* the slice's near-ER block: x from global */
+            sum = ehyb_er_sum<W, T, B>(a, noff + lane, nwidth, sum); /* the slice's near-ER block: x from global */
             if (far) { /* ranks of a slice are consecutive: count lanes below */
                 const port_lane_mask_t below = port_lanemask_le<W>(lane) >> 1;
                 const int e = (int)port_ldg(a.slice_er + 2 * gs + 1) + port_popc(mask & below);
@@ -222,7 +222,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
         w = port_shfl_idx<W>(w, 0);
         if (w >= a.items) break;
         if (w < a.chunks) ehyb_chunk<W, T>(a, w, lane);
-        else ehyb_er_slice<W, T>(a, w - a.chunks, lane);
+        else ehyb_er_slice<W, T, B>(a, w - a.chunks, lane);
     }
     port_threadfence(); /* this warp's last ticket precedes its finish count */
     if (lane == 0) {
@@ -242,6 +242,7 @@ inline const char *ehyb_layout_problem(const spmvport_format_data *fd, int warp)
     if (fd->narrays != SPMVPORT_EHYB_NARRAYS) return "ehyb: array count differs from the kernel's";
     if (prm[SPMVPORT_EHYB_P_BLOCK] != SPMVPORT_EHYB_BLOCK_THREADS) return "ehyb: block size differs from the kernel's";
     if (fd->m > 0 && prm[SPMVPORT_EHYB_P_PARTS] < 1) return "ehyb: no parts";
+    if (prm[SPMVPORT_EHYB_P_BATCH] != 4 && prm[SPMVPORT_EHYB_P_BATCH] != 8) return "ehyb: batch not 4 or 8";
     if (prm[SPMVPORT_EHYB_P_SEG_MAX] > SPMVPORT_EHYB_MAX_SEGMENT) return "ehyb: x segment longer than 16-bit columns reach";
     return NULL;
 }
@@ -259,8 +260,11 @@ port_error_t ehyb_prepare(const spmvport_format_data *fd, int device)
     const port_error_t e = port_get_device_props(device, &pr);
     if (e != port_success) return e;
     const int most = (int)pr.shared_mem_per_block;
-    return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float>, most)
-                                     : port_set_max_dynamic_shared(ehyb_kernel<W, double>, most);
+    if (fd->params[SPMVPORT_EHYB_P_BATCH] == 8)
+        return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 8>, most)
+                                         : port_set_max_dynamic_shared(ehyb_kernel<W, double, 8>, most);
+    return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 4>, most)
+                                     : port_set_max_dynamic_shared(ehyb_kernel<W, double, 4>, most);
 }
 
 /* Host side: y = alpha*A*x + beta*y for an ehyb plan. Plan is the backend's device plan (fd + arrays[], the
@@ -295,7 +299,10 @@ void launch_ehyb(const Plan *p, double alpha, const void *x, double beta, void *
     a.beta = (T)beta;
     const size_t smem = ((size_t)prm[SPMVPORT_EHYB_P_SEG_MAX] + 1) * sizeof(T);
     /* above 48 KiB the launch relies on ehyb_prepare, done at upload */
-    PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, ehyb_kernel<W, T>)(a);
+    if (prm[SPMVPORT_EHYB_P_BATCH] == 8)
+        PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, ehyb_kernel<W, T, 8>)(a);
+    else
+        PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, ehyb_kernel<W, T, 4>)(a);
 }
 
 } /* namespace */
