@@ -248,7 +248,7 @@ inline const char *ehyb_layout_problem(const spmvport_format_data *fd, int warp)
 }
 
 /* At plan upload, on the plan's device (current): a segment above 48 KiB needs the kernel's dynamic shared-memory
- * limit raised. It is raised to the device's whole opt-in amount, the same value for every plan, so plans and
+ * limit raised. It is raised to the device's opt-in amount less 1 KiB, the same value for every plan, so plans and
  * threads cannot lower it under one another, and execute makes no runtime call but the launch (it used to set
  * the attribute on every call). */
 template <int W>
@@ -258,8 +258,10 @@ port_error_t ehyb_prepare(const spmvport_format_data *fd, int device)
     if (((size_t)fd->params[SPMVPORT_EHYB_P_SEG_MAX] + 1) * vsize <= ehyb_default_smem) return port_success;
     port_device_props pr;
     const port_error_t e = port_get_device_props(device, &pr);
-    if (e != port_success) return e;
-    const int most = (int)pr.shared_mem_per_block;
+    if (e != port_success || pr.shared_mem_per_block <= SPMVPORT_EHYB_SMEM_RESERVE) return e; /* launch says */
+    /* the limit plus the kernel's static shared memory (a few bytes) must stay within the opt-in amount; every
+     * segment fits half of it (the builder's budget) */
+    const int most = (int)(pr.shared_mem_per_block - SPMVPORT_EHYB_SMEM_RESERVE);
     if (fd->params[SPMVPORT_EHYB_P_BATCH] == 8)
         return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 8>, most)
                                          : port_set_max_dynamic_shared(ehyb_kernel<W, double, 8>, most);
