@@ -17,6 +17,8 @@
  * arrive(e, slot, v): partial[slot] = v, fence, ticket[e] += 1; the arrival that completes rank e's slot count
  * sums the slots in slot order (ELL partial first), resets the ticket and writes y. Which arrival comes last
  * varies; the sum does not: the result is deterministic, with no float atomics.
+ * Latency: every loop loads B entries per lane (the plan's batch) before it uses any, the next slice's ell_ptr
+ * entries and the current slice's row_perm / slice_er are requested ahead, and read-once arrays are streamed.
  * y = alpha*sum + beta*y, written through row_perm unless the plan ordering is used; with beta == 0, y is never
  * read. Execute allocates nothing: counters, tickets and partial sums are plan arrays. Everything has internal
  * linkage (anonymous namespace), so the CUDA and HIP modules can be linked into one program.
