@@ -390,6 +390,11 @@ Test(ehyb, bad_options)
     cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
     cr_assert(strstr(spmv_last_error(ctx), "ehyb_plan_ordering") != NULL, "%s", spmv_last_error(ctx));
     cr_assert_null(plan);
+    opt = options(0, 0, 0);
+    opt.ehyb_batch = 3;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(spmv_last_error(ctx), "ehyb_batch") != NULL, "%s", spmv_last_error(ctx));
+    cr_assert_null(plan);
     spmvport_format_data fd;
     char msg[SPMVPORT_MSG_LEN] = "";
     opt = options(16, 0, 0);

@@ -49,7 +49,7 @@
 typedef struct {
     /* inputs */
     const spmv_matrix_t *A;
-    int W, plan_ordering, seed;
+    int W, plan_ordering, seed, batch;
     size_t vsize;
     int32_t nv; /* vertices: max(m, n) */
     /* step 1 */
@@ -831,6 +831,7 @@ static spmv_status_t hand_over(spmvport_format_data *fd, ehyb_build *b, char *ms
     prm[SPMVPORT_EHYB_P_ER_SLOTS] = b->er_slots;
     prm[SPMVPORT_EHYB_P_LONG_ROWS] = b->n_long;
     prm[SPMVPORT_EHYB_P_NEAR_SLOTS] = b->near_slots;
+    prm[SPMVPORT_EHYB_P_BATCH] = b->batch;
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -843,12 +844,12 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "partitioner=%s;K=%lld;P=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
                  "ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
-                 "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;"
+                 "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;batch=%d;"
                  "graph_ms=%.2f;metis_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
                  b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
                  b->width_max, b->near_width_max, (double)b->ell_nnz / nnz, (double)(b->A->nnz - b->ell_nnz) / nnz,
                  (double)far / nnz, b->n_er, b->n_long, b->n_chunks, b->n_er_slices, padding,
-                 b->plan_ordering ? "plan" : "user", b->seed, b->graph_ms, b->metis_ms, b->reorder_ms,
+                 b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->graph_ms, b->metis_ms, b->reorder_ms,
                  b->convert_ms);
 }
 
@@ -879,12 +880,17 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
         spmvport_msg(msg, msglen, "ehyb: inconsistent matrix (%d x %d, %d entries)", A->m, A->n, A->nnz);
         return SPMV_STATUS_INVALID_MATRIX;
     }
+    if (opt->ehyb_batch != 0 && opt->ehyb_batch != 4 && opt->ehyb_batch != 8) {
+        spmvport_msg(msg, msglen, "ehyb: options.ehyb_batch = %d; expected 0 (default, 4), 4 or 8", opt->ehyb_batch);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     ehyb_build b;
     memset(&b, 0, sizeof b);
     b.A = A;
     b.W = fd->warp_size;
     b.plan_ordering = opt->ehyb_plan_ordering;
     b.seed = opt->ehyb_seed != 0 ? opt->ehyb_seed : EHYB_DEFAULT_SEED;
+    b.batch = opt->ehyb_batch != 0 ? opt->ehyb_batch : 4;
     b.vsize = spmvport_value_size(A->precision);
     b.nv = A->m > A->n ? A->m : A->n;
     choose_part_count(&b, dev);

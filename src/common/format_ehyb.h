@@ -67,7 +67,8 @@ enum {
     SPMVPORT_EHYB_P_ELL_SLOTS = 8,
     SPMVPORT_EHYB_P_ER_SLOTS = 9,
     SPMVPORT_EHYB_P_LONG_ROWS = 10,
-    SPMVPORT_EHYB_P_NEAR_SLOTS = 11 /* er slots [0, near_slots) are the slices' near-ER blocks */
+    SPMVPORT_EHYB_P_NEAR_SLOTS = 11, /* er slots [0, near_slots) are the slices' near-ER blocks */
+    SPMVPORT_EHYB_P_BATCH = 12      /* entries a lane loads before using them (4 or 8); the sums do not depend on it */
 };
 
 #endif /* SPMVPORT_FORMAT_EHYB_H */

@@ -325,6 +325,10 @@ spmv_status_t gpu_plan_upload(void *state, const spmvport_format_data *fd, void 
         snprintf(what, sizeof what, "uploading array %s", arr->name);
         e = port_memcpy_async(p->arrays[a], arr->data, arr->bytes, port_copy_h2d, st->stream);
     }
+    if (e == port_success && fd->format == SPMV_FORMAT_EHYB) {
+        snprintf(what, sizeof what, "raising the ehyb kernel's shared-memory limit");
+        port_dispatch_warp(st->warp, [&](auto w) { e = ehyb_prepare<decltype(w)::value>(fd, st->device); });
+    }
     if (e == port_success) {
         snprintf(what, sizeof what, "waiting for the upload");
         e = port_stream_synchronize(st->stream);
