@@ -89,6 +89,9 @@ typedef struct {
     int32_t *er_col, *sync, *value_map;
 } ehyb_build;
 
+/* Everything up to the builder needs METIS: without it the builder only refuses (no unused code is compiled). */
+#ifdef SPMVPORT_HAVE_METIS
+
 static void build_free(ehyb_build *b)
 {
     void *owned[] = {b->part, b->cnt_in, b->row_perm, b->col_perm, b->col_inv, b->part_ptr, b->seg_fits,
@@ -176,7 +179,6 @@ static void partition_blocks(int32_t *part, int32_t nv, int64_t parts)
     for (int32_t v = 0; v < nv; v++) part[v] = (int32_t)((int64_t)v * parts / nv);
 }
 
-#ifdef SPMVPORT_HAVE_METIS
 /* The symmetrised pattern as METIS's CSR graph (xadj, adjncy), through A's transpose. *edges = adjncy length. */
 static spmv_status_t symmetrised_graph(const ehyb_build *b, idx_t **xadj_out, idx_t **adj_out, int64_t *edges,
                                        char *msg, size_t msglen)
@@ -325,7 +327,6 @@ static spmv_status_t metis_partition(ehyb_build *b, char *msg, size_t msglen)
     free(mpart);
     return SPMV_STATUS_SUCCESS;
 }
-#endif
 
 /* Cut parts whose segment exceeds the cap into pieces of cap columns (in vertex order) and drop empty parts. */
 static spmv_status_t refine_parts(ehyb_build *b, char *msg, size_t msglen)
@@ -367,12 +368,8 @@ static spmv_status_t partition(ehyb_build *b, char *msg, size_t msglen)
     b->part = spmvport_calloc_array((size_t)b->nv, sizeof *b->part);
     if (b->part == NULL) return out_of_memory("the partition", msg, msglen);
     if (b->target_parts > 1) {
-#ifdef SPMVPORT_HAVE_METIS
         spmv_status_t st = metis_partition(b, msg, msglen);
         if (st != SPMV_STATUS_SUCCESS) return st;
-#else
-        partition_blocks(b->part, b->nv, b->target_parts);
-#endif
     }
     return refine_parts(b, msg, msglen);
 }
@@ -852,6 +849,8 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
                  b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->graph_ms, b->metis_ms, b->reorder_ms,
                  b->convert_ms);
 }
+
+#endif /* SPMVPORT_HAVE_METIS */
 
 /* ==================================================================================================
  * The builder
