@@ -28,7 +28,7 @@
 /* Documented defaults when the device figures are unknown (CPU backend): an A100's 108 multiprocessors. */
 #define AMF_DEFAULT_MULTIPROCESSORS 108
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
-#define AMF_WAVES 4             /* sub-blocks aim at this many waves of resident warps */
+#define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of G folds */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -40,13 +40,22 @@ static int log2_int(int v)
 }
 
 /* log2 of the lanes per fold for folds of `avg` entries: the fewest lanes, a power of two in [2, W], that load
- * such a fold in one batch of AMF_BATCH entries per lane (a lane's batch is in flight at once, so a fold costs one
- * memory round trip; fewer lanes per fold put more folds side by side in a step). */
+ * such a fold in one window of AMF_BATCH entries per lane (a lane's window is in flight at once, so a fold costs
+ * one memory round trip; fewer lanes per fold put more folds side by side in a step). Windows are aligned to
+ * AMF_BATCH entries, so a fold of F entries at a random offset spans (F + AMF_BATCH - 1) / AMF_BATCH of them on
+ * average. */
 static int lanes_log2_for(double avg, int w_log2)
 {
     int e = 1;
-    while (e < w_log2 && (double)(AMF_BATCH << e) < avg) e++;
+    while (e < w_log2 && (double)(AMF_BATCH << e) < avg + AMF_BATCH - 1) e++;
     return e;
+}
+
+/* Aligned windows of AMF_BATCH entries that fold u spans (what the kernel loads). */
+static int64_t fold_windows(const int32_t *fold_ptr, int32_t u)
+{
+    const int64_t b = fold_ptr[u], e = fold_ptr[u + 1];
+    return e > b ? (e + AMF_BATCH - 1) / AMF_BATCH - b / AMF_BATCH : 0;
 }
 
 static int32_t row_len(const spmv_matrix_t *A, int32_t r) { return A->row_ptr[r + 1] - A->row_ptr[r]; }
@@ -215,17 +224,17 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
 }
 
 /* Modelled time of sub-block [b, e) at 2^lg lanes per fold, in quarter memory round trips: each step (W / 2^lg
- * folds side by side) costs as many round trips as its longest fold needs batches of AMF_BATCH entries per lane
- * (at least one), plus a quarter for its reduction and stores. */
+ * folds side by side) costs as many round trips as its longest fold needs rounds of one aligned window of
+ * AMF_BATCH entries per lane (at least one), plus a quarter for its reduction and stores. */
 static int64_t sub_block_cost(const int32_t *fold_ptr, int32_t b, int32_t e, int lg, int w)
 {
     const int32_t side = w >> lg;
-    const int64_t cap = (int64_t)AMF_BATCH << lg; /* entries a group loads per round trip */
+    const int64_t lanes = (int64_t)1 << lg; /* windows a group loads per round trip */
     int64_t cost = 0;
     for (int32_t base = b; base < e; base += side) {
         int64_t batches = 1;
         for (int32_t u = base; u < e && u < base + side; u++) {
-            int64_t need = (fold_ptr[u + 1] - fold_ptr[u] + cap - 1) / cap;
+            int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
             if (need > batches) batches = need;
         }
         cost += 4 * batches + 1;
