@@ -10,9 +10,10 @@
  *     the other blocks     B / W warps, one sub-block each: with L = 2^sub_lanes lanes per fold the warp runs
  *                          G = W / L folds side by side, step by step over the sub-block's units; lane l of a
  *                          group takes the aligned windows of AMF_BATCH entries l, l + L, ... of its fold
- *                          (16-byte streaming loads; the next step's first window is loaded while this step's x
- *                          gathers are in flight), and adds each product into the accumulator of the entry's
- *                          local row (registers, selected without branching); then a transposing butterfly over
+ *                          (16-byte streaming loads; a lane's next window, of this fold or of the next step's,
+ *                          is loaded while this window's x gathers are in flight), and adds each product into the
+ *                          accumulator of the entry's local row (registers, selected without branching); then
+ *                          a transposing butterfly over
  *                          the group leaves each row's sum in its own lane (the pairs of a shuffle-down tree with
  *                          offsets L/2 .. 1) and those lanes write the step's rows with one store.
  *   amf_csr_fixup_kernel one thread per long row of several pieces: adds its partials in piece order, writes y.
@@ -155,10 +156,10 @@ PORT_DEVICE void amf_add(T *a, const amf_window<T> &r, const T *xv, unsigned k0,
 
 /* ACC accumulators per lane (the power of two >= fold_max). Per step, group g's fold spans windows
  * [fb / 8, ceil(fe / 8)); lane l of the group takes windows fb / 8 + l, + L, ... The bounds of a step's folds
- * are loaded two steps ahead and its first window one step ahead: right after a step's x gathers are issued,
- * the lane loads its first window of the next step, so that load's latency overlaps the gathers, and a step
- * whose folds fit one window per lane (the lane rule's aim) waits for one memory round trip, not two. Folds
- * longer than L windows load their further windows in the step itself. The reduction is a transposing
+ * are loaded two steps ahead, and a lane's windows form one stream over the steps: right after a window's x
+ * gathers are issued, the lane loads its next window (of this fold, else its first of the next step's fold), so
+ * that load's latency overlaps the gathers, and each round of windows waits for one memory round trip, not two
+ * (entries, then x). The reduction is a transposing
  * butterfly: at offset L/2 the lower half of the group keeps rows [0, ACC/2) and receives its partner's copies
  * of them, the upper half keeps the other rows, and so on while a lane holds more than one row; plain xor levels
  * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
@@ -202,21 +203,22 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
     for (int base = ub; base < ue; base += side) { /* warp-uniform: every lane runs every step */
         const bool active = base + g < ue;
         const bounds later = load_bounds(base + 2 * side + g);
-        const unsigned k0 = (cur.b / B + (unsigned)l) * B;
-        T xv[B];
-        amf_gather<T, PACKED>(xv, ent, k0, cur.b, cur.e, x);
-        const amf_window<T> now = ent;
-        load_first(ent, nxt); /* in flight with the gathers */
         T a[ACC]; /* one accumulator per local row */
 #pragma unroll
         for (int i = 0; i < ACC; i++) a[i] = T(0);
-        amf_add<T, PACKED, ACC>(a, now, xv, k0, cur.b, cur.e);
-        /* windows past the group's first L: only folds longer than the lane rule planned for */
-        for (unsigned k = k0 + (unsigned)(B << lg); k < cur.e; k += (unsigned)(B << lg)) { /* < 2^31 + 8W: no wrap */
-            amf_window<T> more;
-            amf_load_window<T, PACKED>(more, k, nnz, cols, local, val);
-            amf_gather<T, PACKED>(xv, more, k, cur.b, cur.e, x);
-            amf_add<T, PACKED, ACC>(a, more, xv, k, cur.b, cur.e);
+        /* the lane's windows k, k + 8L, ... (one for a fold of at most L windows); each window's successor (or
+         * the next step's first window) is loaded while its x gathers are in flight. k < 2^31 + 8W: no wrap. */
+        for (unsigned k = (cur.b / B + (unsigned)l) * B;;) {
+            T xv[B];
+            amf_gather<T, PACKED>(xv, ent, k, cur.b, cur.e, x);
+            const amf_window<T> now = ent;
+            const unsigned kn = k + (unsigned)(B << lg);
+            const bool more = kn < cur.e;
+            if (more) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
+            else load_first(ent, nxt);
+            amf_add<T, PACKED, ACC>(a, now, xv, k, cur.b, cur.e);
+            if (!more) break;
+            k = kn;
         }
         /* transposing levels while a lane holds several rows; lanes is warp-uniform, so are the shuffles */
         int rb = 0, held = ACC, span = lanes;
