@@ -250,6 +250,8 @@ typedef struct spmv_plan_options {
     int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
                                   * 2, 4, .. 64 = this many for every sub-block (capped at W), to measure the model */
+    int amf_waves;               /* 0 = 2; 1..64 = sub-blocks aim at this many waves of resident warps (fewer: longer
+                                  * sub-blocks, set-up paid less often; each still 1..16 steps of folds) */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -262,7 +264,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[12];            /* zero; room for more options without breaking the ABI */
+    int reserved[11];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -386,8 +386,40 @@ Test(amf_csr, fixed_lanes)
     spmv_context_destroy(ctx);
 }
 
-/* The lane model: folds that one batch of AMF_BATCH entries per lane covers at 2 lanes keep 2 lanes; a lone long
- * fold gets the whole warp. */
+/* options.amf_waves: fewer waves make fewer, longer sub-blocks (at most 16 steps each), and the results stay
+ * right. circuit:1000000 (5.6M entries) on the CPU backend's 108 assumed multiprocessors: 64 waves give one-step
+ * sub-blocks, 1 wave about 800 entries each. */
+Test(amf_csr, waves_option)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "circuit:1000000", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    const int waves[] = {64, 4, 1};
+    int64_t first = 0;
+    int64_t prev = -1;
+    for (int i = 0; i < 3; i++) {
+        spmv_plan_options_t opt = options(32, 0);
+        opt.amf_waves = waves[i];
+        support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, SPMV_F64);
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const int64_t subs = fd.params[AMF_P_SUB_BLOCKS];
+        if (prev >= 0) cr_assert_leq(subs, prev, "%d waves: %lld sub-blocks, more than %lld", waves[i], (long long)subs,
+                                     (long long)prev);
+        prev = subs;
+        if (i == 0) first = subs;
+        check_executor_direct(&fd, A, "circuit:1000000");
+        spmvport_format_data_free(&fd);
+    }
+    cr_assert_lt(prev, first / 2, "1 wave: %lld sub-blocks, 64 waves: %lld", (long long)prev, (long long)first);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* The lane model: folds that one round of aligned AMF_BATCH-entry windows covers at 2 lanes keep 2 lanes; a lone
+ * long fold gets the whole warp. */
 Test(amf_csr, lanes_from_fold_lengths)
 {
     spmv_matrix_t *A = NULL;
@@ -434,6 +466,15 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_lanes") != NULL, "message: %s", spmv_last_error(ctx));
+    }
+    const int bad_waves[] = {-1, 65};
+    for (int i = 0; i < 2; i++) {
+        spmv_plan_options_t opt = options(0, 0);
+        opt.amf_waves = bad_waves[i];
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert_null(plan);
+        cr_assert(strstr(spmv_last_error(ctx), "amf_waves") != NULL, "message: %s", spmv_last_error(ctx));
     }
     /* a warp size the layout cannot take, through the builder */
     spmvport_format_data fd;

@@ -6,9 +6,10 @@
  *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
  *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
- *      T_l = clamp(short entries / (4 * resident warps of the device), G * F, 16 * G * F), F the average fold
- *      length and G the folds a warp runs side by side; lanes per fold per sub-block: the count with the least
- *      modelled time (memory round trips of AMF_BATCH entries per lane, per step) for its fold lengths;
+ *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * G * F) (waves: 2 or
+ *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
+ *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
+ *      AMF_BATCH entries per lane, per step) for its fold lengths;
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -28,7 +29,8 @@
 /* Documented defaults when the device figures are unknown (CPU backend): an A100's 108 multiprocessors. */
 #define AMF_DEFAULT_MULTIPROCESSORS 108
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
-#define AMF_WAVES 4             /* sub-blocks aim at this many waves of resident warps */
+#define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
+#define AMF_MAX_WAVES 64        /* options.amf_waves at most */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of G folds */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -40,13 +42,22 @@ static int log2_int(int v)
 }
 
 /* log2 of the lanes per fold for folds of `avg` entries: the fewest lanes, a power of two in [2, W], that load
- * such a fold in one batch of AMF_BATCH entries per lane (a lane's batch is in flight at once, so a fold costs one
- * memory round trip; fewer lanes per fold put more folds side by side in a step). */
+ * such a fold in one window of AMF_BATCH entries per lane (a lane's window is in flight at once, so a fold costs
+ * one memory round trip; fewer lanes per fold put more folds side by side in a step). Windows are aligned to
+ * AMF_BATCH entries, so a fold of F entries at a random offset spans (F + AMF_BATCH - 1) / AMF_BATCH of them on
+ * average. */
 static int lanes_log2_for(double avg, int w_log2)
 {
     int e = 1;
-    while (e < w_log2 && (double)(AMF_BATCH << e) < avg) e++;
+    while (e < w_log2 && (double)(AMF_BATCH << e) < avg + AMF_BATCH - 1) e++;
     return e;
+}
+
+/* Aligned windows of AMF_BATCH entries that fold u spans (what the kernel loads). */
+static int64_t fold_windows(const int32_t *fold_ptr, int32_t u)
+{
+    const int64_t b = fold_ptr[u], e = fold_ptr[u + 1];
+    return e > b ? (e + AMF_BATCH - 1) / AMF_BATCH - b / AMF_BATCH : 0;
 }
 
 static int32_t row_len(const spmv_matrix_t *A, int32_t r) { return A->row_ptr[r + 1] - A->row_ptr[r]; }
@@ -97,6 +108,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "of two in [2, 64]", lanes);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_waves < 0 || opt->amf_waves > AMF_MAX_WAVES) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_waves = %d; expected 0 (%d) or 1..%d", opt->amf_waves,
+                     AMF_WAVES, AMF_MAX_WAVES);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
         spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
                      A->nnz);
@@ -125,6 +141,7 @@ typedef struct {
     int w, w_log2;           /* warp size */
     int fixed;               /* fixed fold count, 0: adaptive */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
+    int waves;               /* waves of resident warps the sub-blocks aim at */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -185,7 +202,8 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
     int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
     if (lo < 1) lo = 1;
     int64_t hi = AMF_MAX_STEPS * lo;
-    int64_t target = (p->short_nnz + AMF_WAVES * device_warps(dev, p->w) - 1) / (AMF_WAVES * device_warps(dev, p->w));
+    const int64_t slots = p->waves * device_warps(dev, p->w);
+    int64_t target = (p->short_nnz + slots - 1) / slots;
     p->t_l = target < lo ? lo : target > hi ? hi : target;
 }
 
@@ -215,17 +233,17 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
 }
 
 /* Modelled time of sub-block [b, e) at 2^lg lanes per fold, in quarter memory round trips: each step (W / 2^lg
- * folds side by side) costs as many round trips as its longest fold needs batches of AMF_BATCH entries per lane
- * (at least one), plus a quarter for its reduction and stores. */
+ * folds side by side) costs as many round trips as its longest fold needs rounds of one aligned window of
+ * AMF_BATCH entries per lane (at least one), plus a quarter for its reduction and stores. */
 static int64_t sub_block_cost(const int32_t *fold_ptr, int32_t b, int32_t e, int lg, int w)
 {
     const int32_t side = w >> lg;
-    const int64_t cap = (int64_t)AMF_BATCH << lg; /* entries a group loads per round trip */
+    const int64_t lanes = (int64_t)1 << lg; /* windows a group loads per round trip */
     int64_t cost = 0;
     for (int32_t base = b; base < e; base += side) {
         int64_t batches = 1;
         for (int32_t u = base; u < e && u < base + side; u++) {
-            int64_t need = (fold_ptr[u + 1] - fold_ptr[u] + cap - 1) / cap;
+            int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
             if (need > batches) batches = need;
         }
         cost += 4 * batches + 1;
@@ -426,6 +444,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.w_log2 = log2_int(p.w);
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
+    p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {

@@ -4,11 +4,12 @@
  *
  *   sub-blocks  one warp of W lanes each. With L = 2^sub_lanes[s] lanes per fold, the warp runs G = W / L folds
  *               side by side: step by step over the sub-block's units, group g takes unit base + g; lane l of
- *               the group takes entries l, l + L, ... of the fold and adds each product into the accumulator of
- *               the entry's local row (up to 4 per lane; the kernel loads AMF_BATCH of a lane's entries at once
- *               but adds them in this order). Then, for each local row j < FOLD_MAX, the tree over the group's
- *               lanes with offsets L/2 .. 1: the kernel's transposing butterfly adds exactly these pairs (the
- *               row's sum just ends in another lane), so the sums are the same, bit for bit.
+ *               the group takes the aligned windows of AMF_BATCH entries (w = k / AMF_BATCH) fb / B + l,
+ *               fb / B + l + L, ... of the fold [fb, fe), clipped to the fold, in entry order, and adds each
+ *               product into the accumulator of the entry's local row (up to 4 per lane). Then, for each local
+ *               row j < FOLD_MAX, the tree over the group's lanes with offsets L/2 .. 1: the kernel's
+ *               transposing butterfly adds exactly these pairs (the row's sum just ends in another lane), so
+ *               the sums are the same, bit for bit.
  *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
  *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece
@@ -48,11 +49,17 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
         const uint8_t *local = ARR(fd, AMF_A_LOCAL_ROW, const uint8_t *);                                             \
         const REAL *val = ARR(fd, AMF_A_VALUES, const REAL *);                                                        \
         const int packed = (int)fd->params[AMF_P_PACKED], fold_max = (int)fd->params[AMF_P_FOLD_MAX];                 \
+        const int64_t fb = fold_ptr[u], fe = fold_ptr[u + 1];                                                         \
         REAL acc[64][AMF_MAX_FOLD];                                                                                   \
         for (int l = 0; l < lanes; l++) {                                                                             \
             for (int j = 0; j < AMF_MAX_FOLD; j++) acc[l][j] = 0;                                                     \
-            for (int32_t k = fold_ptr[u] + l; k < fold_ptr[u + 1]; k += lanes)                                        \
-                acc[l][amf_local(cols, local, packed, k)] += val[k] * x[amf_col(cols, packed, k)];                    \
+            /* the lane's aligned windows of AMF_BATCH entries: fb / B + l, + L, ..., clipped to the fold */         \
+            for (int64_t w = fb / AMF_BATCH + l; w * AMF_BATCH < fe; w += lanes) {                                    \
+                const int64_t kb = w * AMF_BATCH > fb ? w * AMF_BATCH : fb;                                           \
+                const int64_t ke = (w + 1) * AMF_BATCH < fe ? (w + 1) * AMF_BATCH : fe;                               \
+                for (int64_t k = kb; k < ke; k++)                                                                     \
+                    acc[l][amf_local(cols, local, packed, k)] += val[k] * x[amf_col(cols, packed, k)];                \
+            }                                                                                                         \
         }                                                                                                             \
         const int rows = fold_row[u + 1] - fold_row[u];                                                               \
         for (int j = 0; j < fold_max; j++) {                                                                          \

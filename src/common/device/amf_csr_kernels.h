@@ -9,9 +9,11 @@
  *                          adds the warp sums in warp order and writes y (a one-piece row) or long_part[piece];
  *     the other blocks     B / W warps, one sub-block each: with L = 2^sub_lanes lanes per fold the warp runs
  *                          G = W / L folds side by side, step by step over the sub-block's units; lane l of a
- *                          group takes entries l, l + L, ... of its fold, AMF_BATCH at a time (all loads of a
- *                          batch in flight together), and adds each product into the accumulator of the entry's
- *                          local row (registers, selected without branching); then a transposing butterfly over
+ *                          group takes the aligned windows of AMF_BATCH entries l, l + L, ... of its fold
+ *                          (16-byte streaming loads; a lane's next window, of this fold or of the next step's,
+ *                          is loaded while this window's x gathers are in flight), and adds each product into the
+ *                          accumulator of the entry's local row (registers, selected without branching); then
+ *                          a transposing butterfly over
  *                          the group leaves each row's sum in its own lane (the pairs of a shuffle-down tree with
  *                          offsets L/2 .. 1) and those lanes write the step's rows with one store.
  *   amf_csr_fixup_kernel one thread per long row of several pieces: adds its partials in piece order, writes y.
@@ -35,14 +37,6 @@ template <typename T>
 PORT_DEVICE void amf_store(T *__restrict__ y, int r, T alpha, T sum, T beta)
 {
     y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
-}
-
-/* Column of entry k (packed: col << 2 | local row). */
-template <bool PACKED>
-PORT_DEVICE int amf_col(const unsigned *__restrict__ cols, long long k)
-{
-    const unsigned c = port_ldg(cols + k);
-    return PACKED ? (int)(c >> 2) : (int)c;
 }
 
 /* ---- long rows: one block per piece --------------------------------------------------------------------------- */
@@ -70,8 +64,8 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
 #pragma unroll
         for (int j = 0; j < B; j++) {
             const long long k = k0 + (long long)j * amf_block;
-            c[j] = k < ke ? port_ldg(cols + k) : 0u;
-            v[j] = k < ke ? port_ldg(val + k) : T(0);
+            c[j] = k < ke ? port_ld_stream(cols + k) : 0u; /* read once: leave the caches to x */
+            v[j] = k < ke ? port_ld_stream(val + k) : T(0);
         }
 #pragma unroll
         for (int j = 0; j < B; j++)
@@ -91,17 +85,88 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
 
 /* ---- folds: one warp per sub-block ----------------------------------------------------------------------------
  *
- * ACC accumulators per lane (the power of two >= fold_max). Per step, group g's lane l loads the fold's entries
- * l, l + L, ... in batches of AMF_BATCH: all columns and values of a batch first, then all its x entries, then
- * the products go into the accumulator of their local row (a select, not a branch: no divergence on the local
- * row). The next step's fold bounds are loaded before the current step's entries, so they are in flight
- * together. The reduction is a transposing butterfly: at offset L/2 the lower half of the group keeps rows
- * [0, ACC/2) and receives its partner's copies of them, the upper half keeps the other rows, and so on while a
- * lane holds more than one row; plain xor levels finish. Each sum has exactly the pairs of a shuffle-down tree
- * (offsets L/2 .. 1), and the rows of a step end in different lanes, so one store instruction writes them all:
- * with 4-row folds and L = 4, lane l writes row l of its fold, and the warp's stores cover consecutive rows. */
+ * A lane's entries come in aligned windows of AMF_BATCH = 8 entries (window w = entries [8w, 8w + 8)): whole
+ * windows are read with 16-byte vector loads (2 for the packed columns, 4 double2 or 2 float4 for the values,
+ * instead of 16 scalar loads), streaming (evict-first: read once, the caches are left to x). A window may reach
+ * into the neighbouring folds; those slots are masked (their x is not loaded and their product is +0). */
+template <typename T>
+struct amf_window {
+    unsigned c[AMF_BATCH];
+    T v[AMF_BATCH];
+    int lr[AMF_BATCH]; /* local rows, unpacked layout only (packed: the low 2 bits of c; lr stays unused) */
+};
+
+template <typename T, bool PACKED>
+PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
+                                 const unsigned char *__restrict__ local, const T *__restrict__ val)
+{
+    constexpr int B = AMF_BATCH, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
+    typedef typename port_vec<int, 4>::type cvec;
+    typedef typename port_vec<T, V>::type tvec;
+    static_assert(B % 4 == 0 && B % V == 0, "a window is whole vectors");
+    if (k0 + B <= nnz) { /* k0 is a multiple of B: the vectors are aligned */
+#pragma unroll
+        for (int i = 0; i < B / 4; i++) {
+            const cvec c = port_ld_stream(reinterpret_cast<const cvec *>(cols + k0) + i);
+#pragma unroll
+            for (int j = 0; j < 4; j++) r.c[i * 4 + j] = (unsigned)port_vec_get(c, j);
+        }
+#pragma unroll
+        for (int i = 0; i < B / V; i++) {
+            const tvec v = port_ld_stream(reinterpret_cast<const tvec *>(val + k0) + i);
+#pragma unroll
+            for (int j = 0; j < V; j++) r.v[i * V + j] = port_vec_get(v, j);
+        }
+    } else { /* the array's last, partial window */
+#pragma unroll
+        for (int j = 0; j < B; j++) {
+            r.c[j] = k0 + j < nnz ? port_ld_stream(cols + k0 + j) : 0u;
+            r.v[j] = k0 + j < nnz ? port_ld_stream(val + k0 + j) : T(0);
+        }
+    }
+    if (!PACKED) {
+#pragma unroll
+        for (int j = 0; j < B; j++) r.lr[j] = k0 + j < nnz ? (int)port_ld_stream(local + k0 + j) : 0;
+    }
+}
+
+/* The x entries of window k0's slots inside the fold [fb, fe) (the others read nothing), then each product into
+ * the accumulator of its local row (a select, not a branch: no divergence on the local row). */
+template <typename T, bool PACKED>
+PORT_DEVICE void amf_gather(T *xv, const amf_window<T> &r, unsigned k0, unsigned fb, unsigned fe,
+                            const T *__restrict__ x)
+{
+#pragma unroll
+    for (int j = 0; j < AMF_BATCH; j++)
+        xv[j] = k0 + j >= fb && k0 + j < fe ? port_ldg(x + (PACKED ? r.c[j] >> 2 : r.c[j])) : T(0);
+}
+
+template <typename T, bool PACKED, int ACC>
+PORT_DEVICE void amf_add(T *a, const amf_window<T> &r, const T *xv, unsigned k0, unsigned fb, unsigned fe)
+{
+#pragma unroll
+    for (int j = 0; j < AMF_BATCH; j++) {
+        /* a slot outside the fold adds +0, which changes no sum (a sum that starts at +0 never is -0) */
+        const T p = k0 + j >= fb && k0 + j < fe ? r.v[j] * xv[j] : T(0);
+        const int lr = PACKED ? (int)(r.c[j] & 3u) : r.lr[j];
+#pragma unroll
+        for (int i = 0; i < ACC; i++) a[i] += lr == i ? p : T(0);
+    }
+}
+
+/* ACC accumulators per lane (the power of two >= fold_max). Per step, group g's fold spans windows
+ * [fb / 8, ceil(fe / 8)); lane l of the group takes windows fb / 8 + l, + L, ... The bounds of a step's folds
+ * are loaded two steps ahead, and a lane's windows form one stream over the steps: right after a window's x
+ * gathers are issued, the lane loads its next window (of this fold, else its first of the next step's fold), so
+ * that load's latency overlaps the gathers, and each round of windows waits for one memory round trip, not two
+ * (entries, then x). The reduction is a transposing
+ * butterfly: at offset L/2 the lower half of the group keeps rows [0, ACC/2) and receives its partner's copies
+ * of them, the upper half keeps the other rows, and so on while a lane holds more than one row; plain xor levels
+ * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
+ * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
+ * its fold, and the warp's stores cover consecutive rows. */
 template <int W, typename T, bool PACKED, int ACC>
-PORT_DEVICE void amf_sub_block(int s, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
+PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                                const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                                const T *__restrict__ val, const int *__restrict__ sub_unit,
                                const unsigned char *__restrict__ sub_lanes, const T *__restrict__ x,
@@ -112,52 +177,48 @@ PORT_DEVICE void amf_sub_block(int s, const int *__restrict__ fold_row, const in
     const int lg = port_ldg(sub_lanes + s), lanes = 1 << lg, side = W >> lg;
     const int g = lane >> lg, l = lane & (lanes - 1);
     const int ub = port_ldg(sub_unit + 2 * s), ue = port_ldg(sub_unit + 2 * s + 1);
-    /* bounds of the group's fold in the next step: entries [nb, ne), rows [nr, nre) */
-    int nb = 0, ne = 0, nr = 0, nre = 0;
-    if (ub + g < ue) {
-        nb = port_ldg(fold_ptr + ub + g);
-        ne = port_ldg(fold_ptr + ub + g + 1);
-        nr = port_ldg(fold_row + ub + g);
-        nre = port_ldg(fold_row + ub + g + 1);
-    }
+    /* the group's fold of a step: entries [b, e), rows [r, re); zeros past the sub-block */
+    struct bounds {
+        unsigned b, e;
+        int r, re;
+    };
+    auto load_bounds = [&](int u) {
+        bounds f = {0u, 0u, 0, 0};
+        if (u < ue) {
+            f.b = (unsigned)port_ldg(fold_ptr + u);
+            f.e = (unsigned)port_ldg(fold_ptr + u + 1);
+            f.r = port_ldg(fold_row + u);
+            f.re = port_ldg(fold_row + u + 1);
+        }
+        return f;
+    };
+    /* the lane's first window of fold f, when the fold reaches it */
+    auto load_first = [&](amf_window<T> &w, const bounds &f) {
+        const unsigned w0 = (f.b / B) + (unsigned)l;
+        if (f.b < f.e && w0 < (f.e + B - 1) / B) amf_load_window<T, PACKED>(w, w0 * B, nnz, cols, local, val);
+    };
+    bounds cur = load_bounds(ub + g), nxt = load_bounds(ub + side + g);
+    amf_window<T> ent = {}; /* the lane's first window of the current step */
+    load_first(ent, cur);
     for (int base = ub; base < ue; base += side) { /* warp-uniform: every lane runs every step */
         const bool active = base + g < ue;
-        const unsigned pb = (unsigned)nb, pe = (unsigned)ne;
-        const int r0 = nr, rows = nre - nr;
-        const int un = base + side + g;
-        if (un < ue) {
-            nb = port_ldg(fold_ptr + un);
-            ne = port_ldg(fold_ptr + un + 1);
-            nr = port_ldg(fold_row + un);
-            nre = port_ldg(fold_row + un + 1);
-        }
+        const bounds later = load_bounds(base + 2 * side + g);
         T a[ACC]; /* one accumulator per local row */
 #pragma unroll
         for (int i = 0; i < ACC; i++) a[i] = T(0);
-        if (active) {
-            for (unsigned k0 = pb + (unsigned)l; k0 < pe; k0 += (unsigned)(B << lg)) { /* < 2^31 + B*W: no wrap */
-                unsigned c[B];
-                int lr[B];
-                T v[B], xv[B];
-#pragma unroll
-                for (int j = 0; j < B; j++) {
-                    const unsigned k = k0 + ((unsigned)j << lg);
-                    c[j] = k < pe ? port_ldg(cols + k) : 0u;
-                    v[j] = k < pe ? port_ldg(val + k) : T(0);
-                    lr[j] = PACKED ? 0 : (k < pe ? (int)port_ldg(local + k) : 0);
-                }
-#pragma unroll
-                for (int j = 0; j < B; j++)
-                    xv[j] = k0 + ((unsigned)j << lg) < pe ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
-                /* slots past the fold hold 0 * 0: adding +0 changes no sum (a sum that starts at +0 never is -0) */
-#pragma unroll
-                for (int j = 0; j < B; j++) {
-                    const T p = v[j] * xv[j];
-                    const int r = PACKED ? (int)(c[j] & 3u) : lr[j];
-#pragma unroll
-                    for (int i = 0; i < ACC; i++) a[i] += r == i ? p : T(0);
-                }
-            }
+        /* the lane's windows k, k + 8L, ... (one for a fold of at most L windows); each window's successor (or
+         * the next step's first window) is loaded while its x gathers are in flight. k < 2^31 + 8W: no wrap. */
+        for (unsigned k = (cur.b / B + (unsigned)l) * B;;) {
+            T xv[B];
+            amf_gather<T, PACKED>(xv, ent, k, cur.b, cur.e, x);
+            const amf_window<T> now = ent;
+            const unsigned kn = k + (unsigned)(B << lg);
+            const bool more = kn < cur.e;
+            if (more) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
+            else load_first(ent, nxt);
+            amf_add<T, PACKED, ACC>(a, now, xv, k, cur.b, cur.e);
+            if (!more) break;
+            k = kn;
         }
         /* transposing levels while a lane holds several rows; lanes is warp-uniform, so are the shuffles */
         int rb = 0, held = ACC, span = lanes;
@@ -177,16 +238,19 @@ PORT_DEVICE void amf_sub_block(int s, const int *__restrict__ fold_row, const in
         }
         for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
         if (active && (l & (span - 1)) == 0) {
+            const int rows = cur.re - cur.r;
 #pragma unroll
             for (int i = 0; i < ACC; i++)
-                if (i < held && rb + i < rows) amf_store(y, r0 + rb + i, alpha, a[i], beta);
+                if (i < held && rb + i < rows) amf_store(y, cur.r + rb + i, alpha, a[i], beta);
         }
+        cur = nxt;
+        nxt = later;
     }
 }
 
 template <int W, typename T, bool PACKED, int ACC>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
-    amf_csr_kernel(int pieces, int subs, int piece_len, const int *__restrict__ fold_row,
+    amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, const int *__restrict__ fold_row,
                    const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                    const unsigned char *__restrict__ local, const T *__restrict__ val,
                    const int *__restrict__ sub_unit, const unsigned char *__restrict__ sub_lanes,
@@ -204,7 +268,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC>((int)s, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
+    amf_sub_block<W, T, PACKED, ACC>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
                                      alpha, beta);
 }
 
@@ -283,8 +347,8 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     /* one instantiation per (packed, accumulators): ACC = the power of two >= fold_max */
     auto launch_main = [&](auto packed, auto acc) {
         PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, decltype(packed)::value, decltype(acc)::value>)
-        (pieces, subs, piece_len, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, long_unit, long_piece,
-         piece_owner, long_part, x, y, alpha, beta);
+        (pieces, subs, piece_len, (unsigned)fd->nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
+         long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
     };
     auto by_acc = [&](auto packed) {
         if (fold_max <= 1) launch_main(packed, std::integral_constant<int, 1>());
