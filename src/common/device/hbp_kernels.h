@@ -61,64 +61,111 @@ struct hbp_xview {
     PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
 };
 
-template <int W, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, int lane)
+/* A unit's header: its first slot, slot count (1: long unit) and first entry. */
+struct hbp_head {
+    int s0, lanes, p0;
+};
+
+template <typename T>
+PORT_DEVICE hbp_head hbp_load_head(const hbp_args<T> &a, int u)
+{
+    const int s0 = port_ldg(a.unit_slot + u);
+    return hbp_head{s0, port_ldg(a.unit_slot + u + 1) - s0, port_ldg(a.unit_ptr + u)};
+}
+
+/* One lane's sum over its entries of a unit, in order: n of them, the j-th at
+ *   long unit  p0 + lane + j W (warp-strided);
+ *   group      p0 + (entries of the steps before j) + (lanes below with an entry at step j) (a ballot per step).
+ * hbp_steps steps per trip, software-pipelined: a trip issues its x gathers, then the next trip's columns and
+ * values (streaming loads: read once, the caches are left to x), then its products in step order. A lane so
+ * has 2 hbp_steps column/value loads and hbp_steps x reads in flight, and a trip costs one load latency (the
+ * gathers') instead of two (column, then x). The sum is the same as the entry-by-entry loop. */
+/* The entries of steps [j, j + hbp_steps) of one lane into c and v; p: a group's first entry of step j, advanced
+ * past the steps. The whole warp calls it (ballots). */
+template <int W, typename T, typename Col, bool Long>
+PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, int p0, int n, int lane, port_lane_mask_t below_or_me, int j,
+                                int &p, Col (&c)[hbp_steps], T (&v)[hbp_steps])
 {
     const Col *col = static_cast<const Col *>(a.col);
-    const int s0 = port_ldg(a.unit_slot + u), lanes = port_ldg(a.unit_slot + u + 1) - s0;
-    const int p0 = port_ldg(a.unit_ptr + u);
-    if (lanes == 1) { /* one long segment: the warp strides over it */
-        const int len = port_ldg(a.seg_len + s0);
-        const int out = port_ldg(a.seg_out + s0); /* read beside the length: no load left after the sum */
-        T sum = T(0);
-#pragma unroll 4
-        for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(col + p0 + e));
+#pragma unroll
+    for (int k = 0; k < hbp_steps; k++) {
+        int e;
+        if (Long) {
+            e = p0 + lane + (j + k) * W;
+        } else {
+            const port_lane_mask_t act = port_ballot<W>(n > j + k);
+            e = p + port_popc(act & below_or_me) - 1;
+            p += port_popc(act);
+        }
+        c[k] = n > j + k ? port_ld_stream(col + e) : Col(0);
+        v[k] = n > j + k ? port_ld_stream(a.val + e) : T(0);
+    }
+}
+
+template <int W, typename T, typename Col, bool Staged, bool Long>
+PORT_DEVICE T hbp_lane_sum(const hbp_args<T> &a, int p0, int n, int lane, hbp_xview<T, Staged> xs)
+{
+    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
+    int p = p0;
+    Col c[hbp_steps];
+    T v[hbp_steps];
+    hbp_load_steps<W, T, Col, Long>(a, p0, n, lane, below_or_me, 0, p, c, v);
+    T sum = T(0);
+    for (int step = 0; port_ballot<W>(n > step) != 0; step += hbp_steps) {
+        T xv[hbp_steps], cur[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) {
+            xv[k] = n > step + k ? xs((int)c[k]) : T(0);
+            cur[k] = v[k];
+        }
+        hbp_load_steps<W, T, Col, Long>(a, p0, n, lane, below_or_me, step + hbp_steps, p, c, v);
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++)
+            if (n > step + k) sum += cur[k] * xv[k];
+    }
+    return sum;
+}
+
+template <int W, typename T, typename Col, bool Staged>
+PORT_DEVICE void hbp_unit(const hbp_args<T> &a, hbp_head h, hbp_xview<T, Staged> xs, int lane)
+{
+    if (h.lanes == 1) { /* one long segment: the warp strides over it, then a shuffle-down tree */
+        const int len = port_ld_stream(a.seg_len + h.s0);
+        const int out = port_ld_stream(a.seg_out + h.s0); /* read beside the length: no load left after the sum */
+        const int n = lane < len ? (len - lane + W - 1) / W : 0;
+        T sum = hbp_lane_sum<W, T, Col, Staged, true>(a, h.p0, n, lane, xs);
         for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
         if (lane == 0) hbp_store(a, out, sum);
         return;
     }
     /* a warp group: one lane per segment, entries column-major over the lanes still active */
-    const bool mine = lane < lanes;
-    const int len = mine ? port_ldg(a.seg_len + s0 + lane) : 0;
-    const int out = mine ? port_ldg(a.seg_out + s0 + lane) : 0;
-    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
-    T sum = T(0);
-    int p = p0;
-    /* hbp_steps steps per trip: every step's loads are issued before any product, so a lane has up to
-     * hbp_steps entries (and their dependent x reads) in flight instead of one; the sum is still added in step
-     * order. A group of rows of length L costs L / hbp_steps load latencies instead of L. */
-    for (int step = 0;; step += hbp_steps) {
-        port_lane_mask_t act[hbp_steps];
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++) act[k] = port_ballot<W>(len > step + k);
-        if (act[0] == 0) break;
-        T v[hbp_steps], xv[hbp_steps];
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++) {
-            v[k] = T(0);
-            xv[k] = T(0);
-            if (len > step + k) {
-                const int e = p + port_popc(act[k] & below_or_me) - 1;
-                v[k] = port_ldg(a.val + e);
-                xv[k] = xs(port_ldg(col + e));
-            }
-            p += port_popc(act[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++)
-            if (len > step + k) sum += v[k] * xv[k];
-    }
+    const bool mine = lane < h.lanes;
+    const int len = mine ? port_ld_stream(a.seg_len + h.s0 + lane) : 0;
+    const int out = mine ? port_ld_stream(a.seg_out + h.s0 + lane) : 0;
+    const T sum = hbp_lane_sum<W, T, Col, Staged, false>(a, h.p0, len, lane, xs);
     if (mine) hbp_store(a, out, sum);
 }
 
-/* The block's warps take the task's units in turn. */
+/* The block's warps take the task's units in turn; each warp loads its next unit's header while it runs the
+ * current one (one dependent load less per unit). No barrier: a warp goes on to the next task's units (or the
+ * ticket) as soon as its own are done. */
 template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
+    constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
-    for (int u = begin + warp; u < end; u += hbp_cta / W) hbp_unit<W, T, Col, Staged>(a, u, xs, lane);
+    int u = begin + warp;
+    if (u >= end) return;
+    hbp_head h = hbp_load_head(a, u);
+    for (; u < end; u += warps) {
+        const hbp_head next = u + warps < end ? hbp_load_head(a, u + warps) : h;
+        hbp_unit<W, T, Col, Staged>(a, h, xs, lane);
+        h = next;
+    }
 }
 
+/* One task. A staged task copies its x window into shared memory between two barriers (the first: every warp
+ * is done with the previous window); an unstaged one has no barrier at all. */
 template <int W, typename T, typename Col>
 PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 {
@@ -127,29 +174,30 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
     const int xbase = port_ldg(rec + HBP_T_XBASE), lo = port_ldg(rec + HBP_T_STAGE_LO);
     const int len = port_ldg(rec + HBP_T_STAGE_LEN);
     if (len > 0) { /* the same for the whole block: t is */
+        port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
         hbp_task_units<W, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
     } else {
         hbp_task_units<W, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
     }
-    port_block_sync(); /* every warp is done with the window before the next task overwrites it */
 }
 
 template <int W, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
-    PORT_SHARED int next_task;
+    PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
     for (int i = 0; i < fixed; i++) hbp_run_task<W, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
-    for (;;) {
-        if (port_thread_idx() == 0) next_task = first + port_atomic_add(a.sched, 1);
+    /* One barrier per ticket: thread 0 writes slot k & 1 before barrier k; a warp reads it after barrier k, before
+     * barrier k + 1, and thread 0 writes that slot again only after barrier k + 1. */
+    for (int k = 0;; k ^= 1) {
+        if (port_thread_idx() == 0) next_task[k] = first + port_atomic_add(a.sched, 1);
         port_block_sync();
-        const int t = next_task;
-        port_block_sync(); /* read by all before thread 0 writes the next one */
+        const int t = next_task[k];
         if (t >= ntasks) break;
         hbp_run_task<W, T, Col>(a, t, window);
     }

@@ -52,6 +52,13 @@
 #define PORT_HOST_DEVICE __host__ __device__ __forceinline__
 #define PORT_SHARED __shared__
 #define PORT_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
+/* Also at least `blocks` resident blocks per multiprocessor: caps the registers on CUDA (65536 / (threads blocks)).
+ * HIP's second argument means something else (waves per execution unit): there, threads only. */
+#if PORT_HIP
+#define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads)
+#else
+#define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, blocks)
+#endif
 /* Kernel launch with dynamic shared memory on a stream: PORT_LAUNCH(grid, block, smem, stream, kernel)(args...);
  * the kernel comes last because its template arguments contain commas. */
 #define PORT_LAUNCH(grid, block, smem, stream, ...) __VA_ARGS__<<<(grid), (block), (smem), (stream)>>>
