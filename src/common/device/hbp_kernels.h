@@ -5,12 +5,14 @@
  *
  *   hbp_spmv_kernel    HBP_CTA_THREADS threads per block. Block c runs its fixed tasks [c*q, (c+1)*q), then
  *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out. Per task: the
- *                      block copies the task's x window into shared memory (when the task is staged), then its
- *                      warps take the task's units in turn:
+ *                      block copies the task's x window into shared memory (when the task is staged, between
+ *                      two barriers; unstaged tasks have none), then its warps take the task's units in turn,
+ *                      each loading the next unit's lengths and outputs ahead:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
- *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active
- *                          (hbp_steps steps per trip: loads first, products in step order);
- *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them.
+ *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
+ *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
+ *                        both hbp_steps steps per trip, the next trip's entries loaded after this trip's x reads
+ *                          (products in step order: the same sums as one entry at a time).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -126,29 +128,39 @@ PORT_DEVICE T hbp_lane_sum(const hbp_args<T> &a, int p0, int n, int lane, hbp_xv
     return sum;
 }
 
+/* A lane's segment length and output_hash in a unit: a long unit's one slot for every lane; in a group the
+ * lane's own slot (none: length 0). Streaming loads: read once. */
+struct hbp_lane {
+    int len, out;
+};
+
+template <int W, typename T>
+PORT_DEVICE hbp_lane hbp_load_lane(const hbp_args<T> &a, hbp_head h, int lane)
+{
+    const int s = h.lanes == 1 ? h.s0 : h.s0 + lane;
+    if (h.lanes != 1 && lane >= h.lanes) return hbp_lane{0, 0};
+    return hbp_lane{(int)port_ld_stream(a.seg_len + s), port_ld_stream(a.seg_out + s)};
+}
+
 template <int W, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_unit(const hbp_args<T> &a, hbp_head h, hbp_xview<T, Staged> xs, int lane)
+PORT_DEVICE void hbp_unit(const hbp_args<T> &a, hbp_head h, hbp_lane l, hbp_xview<T, Staged> xs, int lane)
 {
     if (h.lanes == 1) { /* one long segment: the warp strides over it, then a shuffle-down tree */
-        const int len = port_ld_stream(a.seg_len + h.s0);
-        const int out = port_ld_stream(a.seg_out + h.s0); /* read beside the length: no load left after the sum */
-        const int n = lane < len ? (len - lane + W - 1) / W : 0;
+        const int n = lane < l.len ? (l.len - lane + W - 1) / W : 0;
         T sum = hbp_lane_sum<W, T, Col, Staged, true>(a, h.p0, n, lane, xs);
         for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-        if (lane == 0) hbp_store(a, out, sum);
+        if (lane == 0) hbp_store(a, l.out, sum);
         return;
     }
     /* a warp group: one lane per segment, entries column-major over the lanes still active */
-    const bool mine = lane < h.lanes;
-    const int len = mine ? port_ld_stream(a.seg_len + h.s0 + lane) : 0;
-    const int out = mine ? port_ld_stream(a.seg_out + h.s0 + lane) : 0;
-    const T sum = hbp_lane_sum<W, T, Col, Staged, false>(a, h.p0, len, lane, xs);
-    if (mine) hbp_store(a, out, sum);
+    const T sum = hbp_lane_sum<W, T, Col, Staged, false>(a, h.p0, l.len, lane, xs);
+    if (lane < h.lanes) hbp_store(a, l.out, sum);
 }
 
-/* The block's warps take the task's units in turn; each warp loads its next unit's header while it runs the
- * current one (one dependent load less per unit). No barrier: a warp goes on to the next task's units (or the
- * ticket) as soon as its own are done. */
+/* The block's warps take the task's units in turn. A warp loads ahead: the header of the unit after next, and
+ * the lengths and output_hash of the next unit, so a unit starts with its first entries' loads (a chain of two
+ * loads less per unit). No barrier: a warp goes on to the next task's units (or the ticket) as soon as its own
+ * are done. */
 template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
@@ -157,10 +169,15 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     int u = begin + warp;
     if (u >= end) return;
     hbp_head h = hbp_load_head(a, u);
+    hbp_head hn = u + warps < end ? hbp_load_head(a, u + warps) : h;
+    hbp_lane l = hbp_load_lane<W>(a, h, lane);
     for (; u < end; u += warps) {
-        const hbp_head next = u + warps < end ? hbp_load_head(a, u + warps) : h;
-        hbp_unit<W, T, Col, Staged>(a, h, xs, lane);
-        h = next;
+        const hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn;
+        const hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
+        hbp_unit<W, T, Col, Staged>(a, h, l, xs, lane);
+        h = hn;
+        hn = h2;
+        l = ln;
     }
 }
 
