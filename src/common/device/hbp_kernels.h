@@ -11,8 +11,9 @@
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
- *                        both hbp_steps steps per trip, the next trip's entries loaded after this trip's x reads
- *                          (products in step order: the same sums as one entry at a time).
+ *                        both hbp_steps steps per trip, pipelined over the warp's units: the next trip's entries
+ *                          (of this unit or the next) are loaded after this trip's x reads (products in step
+ *                          order: the same sums as one entry at a time).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -75,59 +76,6 @@ PORT_DEVICE hbp_head hbp_load_head(const hbp_args<T> &a, int u)
     return hbp_head{s0, port_ldg(a.unit_slot + u + 1) - s0, port_ldg(a.unit_ptr + u)};
 }
 
-/* One lane's sum over its entries of a unit, in order: n of them, the j-th at
- *   long unit  p0 + lane + j W (warp-strided);
- *   group      p0 + (entries of the steps before j) + (lanes below with an entry at step j) (a ballot per step).
- * hbp_steps steps per trip, software-pipelined: a trip issues its x gathers, then the next trip's columns and
- * values (streaming loads: read once, the caches are left to x), then its products in step order. A lane so
- * has 2 hbp_steps column/value loads and hbp_steps x reads in flight, and a trip costs one load latency (the
- * gathers') instead of two (column, then x). The sum is the same as the entry-by-entry loop. */
-/* The entries of steps [j, j + hbp_steps) of one lane into c and v; p: a group's first entry of step j, advanced
- * past the steps. The whole warp calls it (ballots). */
-template <int W, typename T, typename Col, bool Long>
-PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, int p0, int n, int lane, port_lane_mask_t below_or_me, int j,
-                                int &p, Col (&c)[hbp_steps], T (&v)[hbp_steps])
-{
-    const Col *col = static_cast<const Col *>(a.col);
-#pragma unroll
-    for (int k = 0; k < hbp_steps; k++) {
-        int e;
-        if (Long) {
-            e = p0 + lane + (j + k) * W;
-        } else {
-            const port_lane_mask_t act = port_ballot<W>(n > j + k);
-            e = p + port_popc(act & below_or_me) - 1;
-            p += port_popc(act);
-        }
-        c[k] = n > j + k ? port_ld_stream(col + e) : Col(0);
-        v[k] = n > j + k ? port_ld_stream(a.val + e) : T(0);
-    }
-}
-
-template <int W, typename T, typename Col, bool Staged, bool Long>
-PORT_DEVICE T hbp_lane_sum(const hbp_args<T> &a, int p0, int n, int lane, hbp_xview<T, Staged> xs)
-{
-    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
-    int p = p0;
-    Col c[hbp_steps];
-    T v[hbp_steps];
-    hbp_load_steps<W, T, Col, Long>(a, p0, n, lane, below_or_me, 0, p, c, v);
-    T sum = T(0);
-    for (int step = 0; port_ballot<W>(n > step) != 0; step += hbp_steps) {
-        T xv[hbp_steps], cur[hbp_steps];
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++) {
-            xv[k] = n > step + k ? xs((int)c[k]) : T(0);
-            cur[k] = v[k];
-        }
-        hbp_load_steps<W, T, Col, Long>(a, p0, n, lane, below_or_me, step + hbp_steps, p, c, v);
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++)
-            if (n > step + k) sum += cur[k] * xv[k];
-    }
-    return sum;
-}
-
 /* A lane's segment length and output_hash in a unit: a long unit's one slot for every lane; in a group the
  * lane's own slot (none: length 0). Streaming loads: read once. */
 struct hbp_lane {
@@ -142,42 +90,107 @@ PORT_DEVICE hbp_lane hbp_load_lane(const hbp_args<T> &a, hbp_head h, int lane)
     return hbp_lane{(int)port_ld_stream(a.seg_len + s), port_ld_stream(a.seg_out + s)};
 }
 
-template <int W, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_unit(const hbp_args<T> &a, hbp_head h, hbp_lane l, hbp_xview<T, Staged> xs, int lane)
+/* The entries a lane sums in a unit: a long unit's lane l takes l, l + W, ... of its segment; a group's lane its
+ * segment. */
+template <int W>
+PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
 {
-    if (h.lanes == 1) { /* one long segment: the warp strides over it, then a shuffle-down tree */
-        const int n = lane < l.len ? (l.len - lane + W - 1) / W : 0;
-        T sum = hbp_lane_sum<W, T, Col, Staged, true>(a, h.p0, n, lane, xs);
-        for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-        if (lane == 0) hbp_store(a, l.out, sum);
-        return;
-    }
-    /* a warp group: one lane per segment, entries column-major over the lanes still active */
-    const T sum = hbp_lane_sum<W, T, Col, Staged, false>(a, h.p0, l.len, lane, xs);
-    if (lane < h.lanes) hbp_store(a, l.out, sum);
+    if (h.lanes != 1) return l.len;
+    return lane < l.len ? (l.len - lane + W - 1) / W : 0;
 }
 
-/* The block's warps take the task's units in turn. A warp loads ahead: the header of the unit after next, and
- * the lengths and output_hash of the next unit, so a unit starts with its first entries' loads (a chain of two
- * loads less per unit). No barrier: a warp goes on to the next task's units (or the ticket) as soon as its own
- * are done. */
+/* A lane's entries of steps [j, j + hbp_steps) of a unit into c and v (streaming loads: read once, the caches are
+ * left to x). The lane's k-th entry is at
+ *   long unit  p0 + lane + k W;
+ *   group      p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the group's
+ *              first entry of step j, advanced past the steps here, one ballot per step.
+ * The whole warp calls it. */
+template <int W, typename T, typename Col>
+PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, int lane,
+                                port_lane_mask_t below_or_me, int j, int &p, Col (&c)[hbp_steps],
+                                T (&v)[hbp_steps])
+{
+    const Col *col = static_cast<const Col *>(a.col);
+#pragma unroll
+    for (int k = 0; k < hbp_steps; k++) {
+        int e;
+        if (lng) {
+            e = p0 + lane + (j + k) * W;
+        } else {
+            const port_lane_mask_t act = port_ballot<W>(n > j + k);
+            e = p + port_popc(act & below_or_me) - 1;
+            p += port_popc(act);
+        }
+        c[k] = n > j + k ? port_ld_stream(col + e) : Col(0);
+        v[k] = n > j + k ? port_ld_stream(a.val + e) : T(0);
+    }
+}
+
+/* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
+ * of a unit in order, hbp_steps steps per trip, and the trips of the warp's units form one software pipeline: a
+ * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
+ * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 hbp_steps
+ * column/value loads and hbp_steps x reads in flight, and a trip waits for one load (x) instead of two (column,
+ * then x), across unit boundaries too. Headers are loaded two units ahead and seg_len/output_hash one unit
+ * ahead, so no unit starts with a chain of dependent loads. No barrier: a warp goes on to the next task's units
+ * (or the ticket) as soon as its own are done. */
 template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
     constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
+    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
     int u = begin + warp;
     if (u >= end) return;
-    hbp_head h = hbp_load_head(a, u);
-    hbp_head hn = u + warps < end ? hbp_load_head(a, u + warps) : h;
+    hbp_head h = hbp_load_head(a, u);                                     /* the unit being loaded */
+    hbp_head hn = u + warps < end ? hbp_load_head(a, u + warps) : h;      /* the next one */
+    hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn; /* the one after */
     hbp_lane l = hbp_load_lane<W>(a, h, lane);
-    for (; u < end; u += warps) {
-        const hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn;
-        const hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
-        hbp_unit<W, T, Col, Staged>(a, h, l, xs, lane);
-        h = hn;
-        hn = h2;
-        l = ln;
+    int n = hbp_lane_count<W>(h, l, lane), p = h.p0, step = 0;
+    Col c[hbp_steps];
+    T v[hbp_steps];
+    hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
+    T sum = T(0);
+    for (;;) {
+        T xv[hbp_steps], cur[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) {
+            xv[k] = n > step + k ? xs((int)c[k]) : T(0);
+            cur[k] = v[k];
+        }
+        const int cur_n = n, cur_step = step, cur_lanes = h.lanes, cur_out = l.out; /* this trip's unit */
+        const bool more = port_ballot<W>(n > step + hbp_steps) != 0;
+        if (more) { /* the unit's next trip */
+            step += hbp_steps;
+            hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+        } else {
+            u += warps;
+            if (u < end) { /* the first trip of the warp's next unit */
+                h = hn;
+                l = ln;
+                hn = h2;
+                n = hbp_lane_count<W>(h, l, lane);
+                p = h.p0;
+                step = 0;
+                hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+                if (u + warps < end) ln = hbp_load_lane<W>(a, hn, lane);
+                if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++)
+            if (cur_n > cur_step + k) sum += cur[k] * xv[k];
+        if (!more) { /* the unit of this trip is done */
+            if (cur_lanes == 1) { /* a long unit: shuffle-down tree */
+                for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
+                if (lane == 0) hbp_store(a, cur_out, sum);
+            } else if (lane < cur_lanes) {
+                hbp_store(a, cur_out, sum);
+            }
+            sum = T(0);
+            if (u >= end) break;
+        }
     }
 }
 
@@ -201,7 +214,8 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 }
 
 template <int W, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T)))
+    hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED int next_task[2];
@@ -209,8 +223,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM) hbp_spmv_kerne
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
     for (int i = 0; i < fixed; i++) hbp_run_task<W, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
-    /* One barrier per ticket: thread 0 writes slot k & 1 before barrier k; a warp reads it after barrier k, before
-     * barrier k + 1, and thread 0 writes that slot again only after barrier k + 1. */
+    /* One barrier per ticket, two slots used in turn: thread 0 writes ticket i's slot before barrier i; a warp
+     * reads it after barrier i, before barrier i + 1, and thread 0 writes that slot again only after i + 1. */
     for (int k = 0;; k ^= 1) {
         if (port_thread_idx() == 0) next_task[k] = first + port_atomic_add(a.sched, 1);
         port_block_sync();
