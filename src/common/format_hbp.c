@@ -38,7 +38,6 @@
 #define HBP_SMEM_RESERVED 256            /* static shared memory of the kernel */
 #define HBP_DEFAULT_SMS 108              /* multiprocessors assumed on the CPU backend (an A100) */
 #define HBP_DEFAULT_SMEM_SM 166912      /* shared memory per multiprocessor assumed on the CPU backend (A100) */
-#define HBP_MAX_CTAS_PER_SM 6            /* 1536 threads of 2048 */
 #define HBP_SAMPLE 8192                  /* segment lengths sampled to choose a */
 #define HBP_MAX_A 16
 #define HBP_MAX_BINS_PER_BUCKET 64
@@ -216,16 +215,16 @@ static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, siz
 
 /* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
  * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
- * and on AMD) and by threads (at most HBP_MAX_CTAS_PER_SM). More would leave fixed tasks to blocks that only
+ * and on AMD) and by threads (at most HBP_CTAS_PER_SM). More would leave fixed tasks to blocks that only
  * start when others finish. */
-static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes)
+static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, size_t vsize)
 {
     int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
     int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
     size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
     size_t per_sm = smem_sm / (window_bytes + 1024);
     if (per_sm < 1) per_sm = 1;
-    if (per_sm > HBP_MAX_CTAS_PER_SM) per_sm = HBP_MAX_CTAS_PER_SM;
+    if (per_sm > HBP_CTAS_PER_SM(vsize)) per_sm = HBP_CTAS_PER_SM(vsize);
     if (sms > (1 << 20)) sms = 1 << 20;
     return (int32_t)sms * (int32_t)per_sm;
 }
@@ -991,10 +990,10 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
 
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
     /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
-     * then again for the grid of the window the tasks really stage (no staging: 6 blocks per SM, not 4) */
-    int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize);
+     * then again for the grid of the window the tasks really stage (no staging: HBP_CTAS_PER_SM) */
+    int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->vsize);
     hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
-    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize);
     if (staged_grid != grid) {
         grid = staged_grid;
         ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
@@ -1004,7 +1003,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
         return oom(msg, msglen, "tasks", A);
     plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize); /* the same, unless the re-plan staged more */
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize); /* the same, unless the re-plan staged more */
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
 
     double std_before, std_after;

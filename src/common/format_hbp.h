@@ -68,6 +68,9 @@ enum {
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
+/* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds: 85 registers a thread in f64,
+ * 64 in f32, what its pipeline needs without spilling) and the grid is planned for: more would start late. */
+#define HBP_CTAS_PER_SM(value_bytes) ((value_bytes) == 8 ? 3 : 4)
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one

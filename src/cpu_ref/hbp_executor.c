@@ -13,6 +13,8 @@
  *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1,
  *                  then a combine pass sums each fix row's partials in column-block order) or are added with
  *                  atomics after a pass that scales the fix rows by beta (combine 2).
+ * The kernel's pipelining (entries loaded a trip ahead, unit headers a unit ahead) and its barriers change when
+ * loads are issued, not which entries a lane adds or in what order, so the sums here are the kernel's.
  * With beta == 0, y is never read (it may hold NaN).
  */
 #include <math.h>

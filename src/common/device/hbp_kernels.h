@@ -5,12 +5,15 @@
  *
  *   hbp_spmv_kernel    HBP_CTA_THREADS threads per block. Block c runs its fixed tasks [c*q, (c+1)*q), then
  *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out. Per task: the
- *                      block copies the task's x window into shared memory (when the task is staged), then its
- *                      warps take the task's units in turn:
+ *                      block copies the task's x window into shared memory (when the task is staged, between
+ *                      two barriers; unstaged tasks have none), then its warps take the task's units in turn,
+ *                      each loading the next unit's lengths and outputs ahead:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
- *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active
- *                          (hbp_steps steps per trip: loads first, products in step order);
- *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them.
+ *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
+ *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
+ *                        both hbp_steps steps per trip, pipelined over the warp's units: the next trip's entries
+ *                          (of this unit or the next) are loaded after this trip's x reads (products in step
+ *                          order: the same sums as one entry at a time).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -61,64 +64,138 @@ struct hbp_xview {
     PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
 };
 
-template <int W, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_unit(const hbp_args<T> &a, int u, hbp_xview<T, Staged> xs, int lane)
+/* A unit's header: its first slot, slot count (1: long unit) and first entry. */
+struct hbp_head {
+    int s0, lanes, p0;
+};
+
+template <typename T>
+PORT_DEVICE hbp_head hbp_load_head(const hbp_args<T> &a, int u)
 {
-    const Col *col = static_cast<const Col *>(a.col);
-    const int s0 = port_ldg(a.unit_slot + u), lanes = port_ldg(a.unit_slot + u + 1) - s0;
-    const int p0 = port_ldg(a.unit_ptr + u);
-    if (lanes == 1) { /* one long segment: the warp strides over it */
-        const int len = port_ldg(a.seg_len + s0);
-        const int out = port_ldg(a.seg_out + s0); /* read beside the length: no load left after the sum */
-        T sum = T(0);
-#pragma unroll 4
-        for (int e = lane; e < len; e += W) sum += port_ldg(a.val + p0 + e) * xs(port_ldg(col + p0 + e));
-        for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-        if (lane == 0) hbp_store(a, out, sum);
-        return;
-    }
-    /* a warp group: one lane per segment, entries column-major over the lanes still active */
-    const bool mine = lane < lanes;
-    const int len = mine ? port_ldg(a.seg_len + s0 + lane) : 0;
-    const int out = mine ? port_ldg(a.seg_out + s0 + lane) : 0;
-    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
-    T sum = T(0);
-    int p = p0;
-    /* hbp_steps steps per trip: every step's loads are issued before any product, so a lane has up to
-     * hbp_steps entries (and their dependent x reads) in flight instead of one; the sum is still added in step
-     * order. A group of rows of length L costs L / hbp_steps load latencies instead of L. */
-    for (int step = 0;; step += hbp_steps) {
-        port_lane_mask_t act[hbp_steps];
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++) act[k] = port_ballot<W>(len > step + k);
-        if (act[0] == 0) break;
-        T v[hbp_steps], xv[hbp_steps];
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++) {
-            v[k] = T(0);
-            xv[k] = T(0);
-            if (len > step + k) {
-                const int e = p + port_popc(act[k] & below_or_me) - 1;
-                v[k] = port_ldg(a.val + e);
-                xv[k] = xs(port_ldg(col + e));
-            }
-            p += port_popc(act[k]);
-        }
-#pragma unroll
-        for (int k = 0; k < hbp_steps; k++)
-            if (len > step + k) sum += v[k] * xv[k];
-    }
-    if (mine) hbp_store(a, out, sum);
+    const int s0 = port_ldg(a.unit_slot + u);
+    return hbp_head{s0, port_ldg(a.unit_slot + u + 1) - s0, port_ldg(a.unit_ptr + u)};
 }
 
-/* The block's warps take the task's units in turn. */
+/* A lane's segment length and output_hash in a unit: a long unit's one slot for every lane; in a group the
+ * lane's own slot (none: length 0). Streaming loads: read once. */
+struct hbp_lane {
+    int len, out;
+};
+
+template <int W, typename T>
+PORT_DEVICE hbp_lane hbp_load_lane(const hbp_args<T> &a, hbp_head h, int lane)
+{
+    const int s = h.lanes == 1 ? h.s0 : h.s0 + lane;
+    if (h.lanes != 1 && lane >= h.lanes) return hbp_lane{0, 0};
+    return hbp_lane{(int)port_ld_stream(a.seg_len + s), port_ld_stream(a.seg_out + s)};
+}
+
+/* The entries a lane sums in a unit: a long unit's lane l takes l, l + W, ... of its segment; a group's lane its
+ * segment. */
+template <int W>
+PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
+{
+    if (h.lanes != 1) return l.len;
+    return lane < l.len ? (l.len - lane + W - 1) / W : 0;
+}
+
+/* A lane's entries of steps [j, j + hbp_steps) of a unit into c and v (streaming loads: read once, the caches are
+ * left to x). The lane's k-th entry is at
+ *   long unit  p0 + lane + k W;
+ *   group      p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the group's
+ *              first entry of step j, advanced past the steps here, one ballot per step.
+ * The whole warp calls it. */
+template <int W, typename T, typename Col>
+PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, int lane,
+                                port_lane_mask_t below_or_me, int j, int &p, Col (&c)[hbp_steps],
+                                T (&v)[hbp_steps])
+{
+    const Col *col = static_cast<const Col *>(a.col);
+#pragma unroll
+    for (int k = 0; k < hbp_steps; k++) {
+        int e;
+        if (lng) {
+            e = p0 + lane + (j + k) * W;
+        } else {
+            const port_lane_mask_t act = port_ballot<W>(n > j + k);
+            e = p + port_popc(act & below_or_me) - 1;
+            p += port_popc(act);
+        }
+        c[k] = n > j + k ? port_ld_stream(col + e) : Col(0);
+        v[k] = n > j + k ? port_ld_stream(a.val + e) : T(0);
+    }
+}
+
+/* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
+ * of a unit in order, hbp_steps steps per trip, and the trips of the warp's units form one software pipeline: a
+ * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
+ * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 hbp_steps
+ * column/value loads and hbp_steps x reads in flight, and a trip waits for one load (x) instead of two (column,
+ * then x), across unit boundaries too. Headers are loaded two units ahead and seg_len/output_hash one unit
+ * ahead, so no unit starts with a chain of dependent loads. No barrier: a warp goes on to the next task's units
+ * (or the ticket) as soon as its own are done. */
 template <int W, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
+    constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
-    for (int u = begin + warp; u < end; u += hbp_cta / W) hbp_unit<W, T, Col, Staged>(a, u, xs, lane);
+    const port_lane_mask_t below_or_me = port_lanemask_le<W>(lane);
+    int u = begin + warp;
+    if (u >= end) return;
+    hbp_head h = hbp_load_head(a, u);                                     /* the unit being loaded */
+    hbp_head hn = u + warps < end ? hbp_load_head(a, u + warps) : h;      /* the next one */
+    hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn; /* the one after */
+    hbp_lane l = hbp_load_lane<W>(a, h, lane);
+    int n = hbp_lane_count<W>(h, l, lane), p = h.p0, step = 0;
+    Col c[hbp_steps];
+    T v[hbp_steps];
+    hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
+    T sum = T(0);
+    for (;;) {
+        T xv[hbp_steps], cur[hbp_steps];
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++) {
+            xv[k] = n > step + k ? xs((int)c[k]) : T(0);
+            cur[k] = v[k];
+        }
+        const int cur_n = n, cur_step = step, cur_lanes = h.lanes, cur_out = l.out; /* this trip's unit */
+        const bool more = port_ballot<W>(n > step + hbp_steps) != 0;
+        if (more) { /* the unit's next trip */
+            step += hbp_steps;
+            hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+        } else {
+            u += warps;
+            if (u < end) { /* the first trip of the warp's next unit */
+                h = hn;
+                l = ln;
+                hn = h2;
+                n = hbp_lane_count<W>(h, l, lane);
+                p = h.p0;
+                step = 0;
+                hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+                if (u + warps < end) ln = hbp_load_lane<W>(a, hn, lane);
+                if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < hbp_steps; k++)
+            if (cur_n > cur_step + k) sum += cur[k] * xv[k];
+        if (!more) { /* the unit of this trip is done */
+            if (cur_lanes == 1) { /* a long unit: shuffle-down tree */
+                for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
+                if (lane == 0) hbp_store(a, cur_out, sum);
+            } else if (lane < cur_lanes) {
+                hbp_store(a, cur_out, sum);
+            }
+            sum = T(0);
+            if (u >= end) break;
+        }
+    }
 }
 
+/* One task. A staged task copies its x window into shared memory between two barriers (the first: every warp
+ * is done with the previous window); an unstaged one has no barrier at all. */
 template <int W, typename T, typename Col>
 PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 {
@@ -127,29 +204,31 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
     const int xbase = port_ldg(rec + HBP_T_XBASE), lo = port_ldg(rec + HBP_T_STAGE_LO);
     const int len = port_ldg(rec + HBP_T_STAGE_LEN);
     if (len > 0) { /* the same for the whole block: t is */
+        port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
         hbp_task_units<W, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
     } else {
         hbp_task_units<W, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
     }
-    port_block_sync(); /* every warp is done with the window before the next task overwrites it */
 }
 
 template <int W, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta) hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T)))
+    hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
-    PORT_SHARED int next_task;
+    PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
     for (int i = 0; i < fixed; i++) hbp_run_task<W, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
-    for (;;) {
-        if (port_thread_idx() == 0) next_task = first + port_atomic_add(a.sched, 1);
+    /* One barrier per ticket, two slots used in turn: thread 0 writes ticket i's slot before barrier i; a warp
+     * reads it after barrier i, before barrier i + 1, and thread 0 writes that slot again only after i + 1. */
+    for (int k = 0;; k ^= 1) {
+        if (port_thread_idx() == 0) next_task[k] = first + port_atomic_add(a.sched, 1);
         port_block_sync();
-        const int t = next_task;
-        port_block_sync(); /* read by all before thread 0 writes the next one */
+        const int t = next_task[k];
         if (t >= ntasks) break;
         hbp_run_task<W, T, Col>(a, t, window);
     }

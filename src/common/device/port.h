@@ -52,8 +52,8 @@
 #define PORT_HOST_DEVICE __host__ __device__ __forceinline__
 #define PORT_SHARED __shared__
 #define PORT_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
-/* ... and at least `blocks` such blocks resident per multiprocessor (CUDA: registers capped to fit; HIP's second
- * argument means something else, so it is left out there). */
+/* Also at least `blocks` resident blocks per multiprocessor: caps the registers on CUDA (65536 / (threads blocks)).
+ * HIP's second argument means something else (waves per execution unit): there, threads only. */
 #if PORT_HIP
 #define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads)
 #else
