@@ -68,13 +68,16 @@ Test(csr_lb_split, empty_row_runs)
     free(ptr), free(col), free(val);
 }
 
-/* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down. */
+/* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
+ * L2 they are "large" (arrays far beyond the cache), with a 60 MB L2 every long-row class fits and takes csr_vector. */
 Test(format_choose, gpu_rule_by_class)
 {
-    static const struct { const char *spec; spmv_format_t want; } cases[] = {
-        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR}, {"uniform:20000:16", SPMV_FORMAT_CSR_VECTOR},
-        {"fem3d:3:10", SPMV_FORMAT_CSR_LB},         {"circuit:20000", SPMV_FORMAT_CSR_LB},
-        {"kron:12:16", SPMV_FORMAT_VENDOR}};
+    static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
+        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
+        {"uniform:20000:16", SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_VECTOR},
+        {"fem3d:3:10", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_VECTOR},
+        {"circuit:20000", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_VECTOR},
+        {"kron:12:16", SPMV_FORMAT_VENDOR, SPMV_FORMAT_CSR_VECTOR}};
     spmv_device_info_t gpu;
     memset(&gpu, 0, sizeof gpu);
     gpu.backend = SPMV_BACKEND_CUDA;
@@ -83,9 +86,14 @@ Test(format_choose, gpu_rule_by_class)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 42), SPMV_STATUS_SUCCESS, "%s", cases[i].spec);
-        const spmv_format_t got = spmvport_format_choose(A, &gpu);
-        cr_assert_eq(got, cases[i].want, "%s: AUTO chose %s, expected %s", cases[i].spec, spmv_format_name(got),
-                     spmv_format_name(cases[i].want));
+        gpu.l2_bytes = 1024;
+        spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].large, "%s beyond L2: AUTO chose %s, expected %s", cases[i].spec,
+                     spmv_format_name(got), spmv_format_name(cases[i].large));
+        gpu.l2_bytes = (size_t)60 << 20;
+        got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].small, "%s within L2: AUTO chose %s, expected %s", cases[i].spec,
+                     spmv_format_name(got), spmv_format_name(cases[i].small));
         spmv_matrix_destroy(A);
     }
 }

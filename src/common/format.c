@@ -69,11 +69,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 
 /* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200):
  *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.38x cuSPARSE f64)
- *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.0x)
- *   skewed rows averaging more than 16, GPU                      vendor      (Kronecker: csr_lb 0.93x)
- *   other long or skewed rows, GPU                               csr_lb      (FEM blocks 1.12x, circuit 1.16x)
- *   longer rows, CPU                                             csr_vector
- *   skewed rows, CPU                                             csr_lb      (row-split starves on hub rows) */
+ *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.01x)
+ *   GPU, the matrix's arrays fit in the L2 cache                 csr_vector  (one launch, where csr_lb needs two:
+ *                                                                             NotreDame_www 1.26x, bcsstk33 1.31x)
+ *   GPU, skewed rows averaging more than 16                      vendor      (Kronecker: csr_lb 0.93x)
+ *   GPU, other long or skewed rows                               csr_lb      (FEM blocks 1.10x, circuit 1.16x)
+ *   CPU, longer rows                                             csr_vector
+ *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
@@ -86,6 +88,11 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
     if (regular && avg <= 12) return SPMV_FORMAT_CSR_SCALAR;
     if (regular && avg <= 32) return SPMV_FORMAT_CSR_VECTOR;
-    if (gpu) return !regular && avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
+    if (gpu) {
+        const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
+                             ((double)A->m + 1) * sizeof(int32_t);
+        if (dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes) return SPMV_FORMAT_CSR_VECTOR;
+        return !regular && avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
+    }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }
