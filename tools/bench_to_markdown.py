@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_to_markdown.py BENCH.csv [--title TEXT]: the markdown tables of docs/performance.md from a CSV of
+"""bench_to_markdown.py BENCH.csv [--formats A,B,...]: the markdown tables of docs/performance.md from a CSV of
 spmvport-bench. One table per precision: per matrix and format, ms, GB/s, % of the measured read ceiling,
 speedup against the vendor library (best of ALG1/ALG2) and host build ms; the best own format per matrix in bold.
 Standard library only."""
@@ -20,6 +20,9 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     rows = list(csv.DictReader(open(argv[1], newline="")))
+    if "--formats" in argv[2:]:  # keep these formats only (e.g. the CSR kernels and the vendor baseline)
+        keep = argv[argv.index("--formats") + 1].split(",")
+        rows = [r for r in rows if r["format"] in keep]
     if not rows:
         print("no rows", file=sys.stderr)
         return 1
