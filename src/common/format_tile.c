@@ -36,7 +36,7 @@
 #define TILE_DEFERRED_COO_PER_TILE_ROW 4
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
-                                                                      "dns", "dnsrow", "dnscol"};
+                                                                      "dns", "dnsrow", "dnscol", "band"};
 
 /* ==============================================================================================================
  * Walking a tile row
@@ -98,7 +98,7 @@ static int cursor_next(tile_cursor *c, tile_view *v)
  * ============================================================================================================ */
 
 typedef struct {
-    int variant;  /* 0 ADPT, 1 all CSR */
+    int variant;  /* 0 ADPT with band tiles, 1 all CSR, 2 ADPT with the paper's seven formats only */
     int deferred; /* COO tiles and HYB tails go to the deferred CSR */
     int64_t vs;   /* bytes of a value */
 } tile_cfg;
@@ -106,6 +106,7 @@ typedef struct {
 typedef struct {
     int fmt;
     int width;         /* ELL / HYB */
+    int lo, hi;        /* BAND: diagonals lo..hi */
     int32_t slots;     /* value slots kept in the tile */
     int32_t idx_bytes; /* index payload bytes */
     int deferred;      /* entries moved to the deferred CSR */
@@ -141,7 +142,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         sum2 += (int64_t)c * c;
         if (c == cols) full_rows++, row_mask |= 1u << i;
         else if (c != 0) rows_ok = 0;
-        if (cfg->variant != 0 || !cols_ok) continue;
+        if (cfg->variant == 1 || !cols_ok) continue;
         /* every column is empty or full exactly when every row has the same column set */
         unsigned set = 0;
         for (int k = 0; k < c; k++) set |= 1u << (col[v->start[i] + k] - v->tc * TD);
@@ -154,7 +155,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     ch->row_mask = (uint16_t)row_mask;
     ch->col_mask = (uint16_t)col_mask;
     int fmt = SPMVPORT_TILE_CSR, width = maxrow;
-    if (cfg->variant == 0) {
+    if (cfg->variant != 1) {
         if ((int64_t)TILE_DENSE_DEN * nnz >= (int64_t)TILE_DENSE_NUM * area) fmt = SPMVPORT_TILE_DENSE;
         else if (nnz <= TILE_COO_MAX) fmt = SPMVPORT_TILE_COO;
         else if (rows_ok) fmt = SPMVPORT_TILE_DENSE_ROW;
@@ -210,6 +211,26 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     case SPMVPORT_TILE_DENSE_ROW: ch->slots = full_rows * cols; ch->idx_bytes = 2; break;
     default: ch->slots = full_cols * rows; ch->idx_bytes = 2; break;
     }
+    /* BAND (variant 0) replaces a stored, undeferred choice when all entries lie on diagonals lo..hi within
+     * +-7 and its payload (values only) is no larger: a lane's value and x addresses then follow from the
+     * tile header alone (one round trip instead of index then x), e.g. a stencil's identity tiles (16 slots,
+     * no index bytes, ELL had 9 more) and its tridiagonal tiles (48 slots for 46 entries, ELL had 25 more). */
+    if (cfg->variant != 0 || !ch->stored || ch->deferred > 0 || nnz == 0) return;
+    int lo = TD, hi = -TD;
+    for (int i = 0; i < rows; i++)
+        for (int k = 0; k < v->cnt[i]; k++) {
+            const int d = col[v->start[i] + k] - v->tc * TD - i;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+        }
+    if (lo < -SPMVPORT_TILE_BAND_MAXD || hi > SPMVPORT_TILE_BAND_MAXD) return;
+    const int64_t band = (int64_t)(hi - lo + 1) * rows;
+    if (band * vs > (int64_t)ch->slots * vs + ch->idx_bytes) return;
+    memset(ch, 0, sizeof *ch);
+    ch->fmt = SPMVPORT_TILE_BAND;
+    ch->stored = 1;
+    ch->lo = lo, ch->hi = hi;
+    ch->slots = (int32_t)band;
 }
 
 /* ==============================================================================================================
@@ -329,7 +350,7 @@ static void write_tile(const tile_out *o, const tile_view *v, const tile_choice 
     const int32_t *col = o->A->col_idx;
     const int rows = v->rowlen, cols = v->collen;
     int32_t pos_of[TD][TD]; /* CSR position of (row, col) in the tile, -1 for none (dense payloads) */
-    if (ch->fmt >= SPMVPORT_TILE_DENSE) {
+    if (ch->fmt >= SPMVPORT_TILE_DENSE) { /* Dense, DenseRow, DenseCol, Band */
         for (int i = 0; i < rows; i++) {
             for (int j = 0; j < cols; j++) pos_of[i][j] = -1;
             for (int k = 0; k < v->cnt[i]; k++) pos_of[i][col[v->start[i] + k] - v->tc * TD] = v->start[i] + k;
@@ -369,6 +390,13 @@ static void write_tile(const tile_out *o, const tile_view *v, const tile_choice 
                 if (ch->row_mask >> i & 1) put_slot(o, s0 + (int64_t)j * nd + d++, pos_of[i][j]);
         break;
     }
+    case SPMVPORT_TILE_BAND: /* slot k*rows + i: entry (i, i + lo + k) or padding */
+        for (int k = 0; k <= ch->hi - ch->lo; k++)
+            for (int i = 0; i < rows; i++) {
+                const int j = i + ch->lo + k;
+                put_slot(o, s0 + (int64_t)k * rows + i, j >= 0 && j < cols ? pos_of[i][j] : -1);
+            }
+        break;
     default: /* DENSE_COL */
         idx[0] = (uint8_t)(ch->col_mask & 255);
         idx[1] = (uint8_t)(ch->col_mask >> 8);
@@ -407,7 +435,7 @@ static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, i
             choose(&v, o->A->col_idx, cfg, &ch);
             if (!ch.stored || ch.fmt != f) continue;
             o->tile_col[t0] = v.tc;
-            o->fmt[t0] = (uint8_t)ch.fmt;
+            o->fmt[t0] = (uint8_t)(ch.fmt == SPMVPORT_TILE_BAND ? SPMVPORT_TILE_BAND_BYTE(ch.lo, ch.hi) : ch.fmt);
             o->off[2 * t0] = (int32_t)s0;
             o->off[2 * t0 + 1] = (int32_t)b0;
             t0++;
@@ -454,8 +482,9 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
         spmvport_msg(msg, msglen, "tile: warp size %d; the tile kernels take 32 or 64", warp_size);
         return SPMV_STATUS_NOT_SUPPORTED;
     }
-    if (opt->tile_variant != 0 && opt->tile_variant != 1) {
-        spmvport_msg(msg, msglen, "tile: options.tile_variant = %d; expected 0 (ADPT) or 1 (all CSR)",
+    if (opt->tile_variant < 0 || opt->tile_variant > 2) {
+        spmvport_msg(msg, msglen,
+                     "tile: options.tile_variant = %d; expected 0 (ADPT + band), 1 (all CSR) or 2 (seven formats)",
                      opt->tile_variant);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -529,7 +558,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
-                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance,
+                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);

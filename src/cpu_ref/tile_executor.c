@@ -13,6 +13,8 @@
  *   DENSE      slots c*rowlen + r for c < collen (zeros skipped)
  *   DENSE_ROW  when row r is full: slots c*nd + rank(r)
  *   DENSE_COL  full columns c: slot rank(c)*rowlen + r
+ *   BAND       (diagonals lo..hi in the format byte) slots k*rowlen + r for k <= hi - lo, column r + lo + k when
+ *              inside the tile (zeros skipped)
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
@@ -63,6 +65,16 @@ static inline int popcount16(unsigned v)
     static void tile_##SUFFIX(REAL *acc, int fmt, const uint8_t *idx, const REAL *val, int nv, int rowlen,    \
                               int collen, const REAL *xs)                                                    \
     {                                                                                                        \
+        if (SPMVPORT_TILE_IS_BAND(fmt)) { /* diagonals lo..hi from the format byte */                            \
+            const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_HI(fmt) - lo + 1;             \
+            for (int k = 0; k < nd; k++)                                                                     \
+                for (int r = 0; r < rowlen; r++) {                                                           \
+                    const int c = r + lo + k;                                                                \
+                    const REAL v = c >= 0 && c < collen ? val[k * rowlen + r] : (REAL)0;                     \
+                    if (v != (REAL)0) acc[r] += v * xs[c];                                                   \
+                }                                                                                            \
+            return;                                                                                          \
+        }                                                                                                    \
         switch (fmt) {                                                                                       \
         case SPMVPORT_TILE_CSR:                                                                              \
             for (int r = 0; r < rowlen; r++) {                                                               \

@@ -44,7 +44,7 @@ PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
 /* In-tile index k of a nibble array (two per byte, low nibble first). */
 PORT_DEVICE int tile_nibble(const unsigned char *__restrict__ p, int k)
 {
-    return (port_ldg(p + (k >> 1)) >> ((k & 1) * 4)) & 15;
+    return (port_ld_stream(p + (k >> 1)) >> ((k & 1) * 4)) & 15;
 }
 
 /* Rank of bit b in a 16-bit mask: the set bits below it. */
@@ -56,8 +56,8 @@ PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T
                           const T *__restrict__ xc, int r)
 {
     for (int j = j0; j < cnt; j++) {
-        const int b = port_ldg(idx + j);
-        const T v = port_ldg(val + j); /* loaded with the index: no dependent load */
+        const int b = port_ld_stream(idx + j);
+        const T v = port_ld_stream(val + j); /* loaded with the index: no dependent load */
         if ((b >> 4) == r) acc += v * port_ldg(xc + (b & 15));
     }
 }
@@ -69,9 +69,33 @@ PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T
 {
     if (r >= rowlen) return;
     for (int k = k0, s = k0 * rowlen + r; k < w; k++, s += rowlen) {
-        const T v = port_ldg(val + s);
-        const int c = tile_nibble(nib, s);
-        if (v != T(0)) acc += v * port_ldg(xc + c);
+        const T v = port_ld_stream(val + s);
+        const T xv = port_ldg(xc + tile_nibble(nib, s)); /* padding's nibble is 0: always a valid x; not
+                                                            waiting for v keeps the slots' loads overlapped */
+        if (v != T(0)) acc += v * xv;
+    }
+}
+
+/* BAND (diagonals lo..hi in the format byte): slots k*rowlen + r, column r + lo + k. Every address follows from
+ * the header, so each batch of up to 4 diagonals issues its value and x loads together: one round trip. */
+template <typename T>
+PORT_DEVICE void tile_band(T &acc, int fmt, const T *__restrict__ val, int rowlen, int collen,
+                           const T *__restrict__ xc, int r)
+{
+    if (r >= rowlen) return;
+    const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_HI(fmt) - lo + 1;
+    for (int k0 = 0; k0 < nd; k0 += 4) {
+        T v[4], xv[4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int k = k0 + i, c = r + lo + k;
+            const bool in = k < nd && c >= 0 && c < collen;
+            v[i] = in ? port_ld_stream(val + k * rowlen + r) : T(0);
+            xv[i] = in ? port_ldg(xc + c) : T(0);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            if (v[i] != T(0)) acc += v[i] * xv[i];
     }
 }
 
@@ -81,16 +105,20 @@ template <typename T>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
                             int rowlen, int collen, const T *__restrict__ xc, int r)
 {
+    if (SPMVPORT_TILE_IS_BAND(fmt)) {
+        tile_band(acc, fmt, val, rowlen, collen, xc, r);
+        return;
+    }
     switch (fmt) {
     case SPMVPORT_TILE_ELL:
     case SPMVPORT_TILE_HYB: {
-        const int w = port_ldg(idx);
+        const int w = port_ld_stream(idx);
         if (r < rowlen) {
             int s = r, k = 0;
             do {
-                const T v = port_ldg(val + s);
-                const int c = tile_nibble(idx + 1, s);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + s);
+                const T xv = port_ldg(xc + tile_nibble(idx + 1, s)); /* padding: nibble 0, a valid x */
+                if (v != T(0)) acc += v * xv;
                 s += rowlen;
             } while (++k < w);
         }
@@ -102,32 +130,32 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
     }
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
-            const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
-            for (int k = port_ldg(idx + r); k < end; k++)
-                acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            const int end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : nv;
+            for (int k = port_ld_stream(idx + r); k < end; k++)
+                acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         }
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 0; c < collen; c++) {
-                const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
+                if (v != T(0)) acc += v * xv;
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
     default: { /* SPMVPORT_TILE_DENSE_COL: full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     }
@@ -178,7 +206,7 @@ PORT_DEVICE void tile_lead(const tile_meta &h, const unsigned char *__restrict__
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) a = port_ldg(ix + r), b = r + 1 < rowlen ? port_ldg(ix + r + 1) : h.nv;
         break;
-    default: break;
+    default: break; /* DenseRow, DenseCol; BAND's loads are all issued at once in tile_rest */
     }
 }
 
@@ -190,10 +218,14 @@ PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__re
 {
     const unsigned char *idx = tile_idx + h.i0;
     const T *val = tile_val + h.v0;
+    if (SPMVPORT_TILE_IS_BAND(h.fmt)) {
+        tile_band(acc, h.fmt, val, rowlen, collen, xc, r);
+        return;
+    }
     switch (h.fmt) {
     case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, 1, a, rowlen, xc, r); break;
     case SPMVPORT_TILE_CSR:
-        for (int k = a; k < b; k++) acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+        for (int k = a; k < b; k++) acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 1, h.nv, xc, r); break;
     case SPMVPORT_TILE_HYB: {
@@ -205,23 +237,23 @@ PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__re
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 1; c < collen; c++) {
-                const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
+                if (v != T(0)) acc += v * xv;
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
     case SPMVPORT_TILE_DENSE_COL: { /* full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     default: break;
