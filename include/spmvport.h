@@ -234,11 +234,13 @@ typedef struct spmv_plan_options {
     int lanes_per_row; /* SPMV_FORMAT_CSR_VECTOR: 0 = from the average row length, else a power of two <= W */
     int nnz_per_warp;  /* SPMV_FORMAT_CSR_LB: 0 = automatic, else non-zeros one warp handles per call */
     /* SPMV_FORMAT_TILE */
-    int tile_variant;            /* 0 = adaptive per-tile formats (ADPT), 1 = every tile CSR (TileSpMV_CSR) */
+    int tile_variant;            /* 0 = adaptive per-tile formats (ADPT) plus band tiles, 1 = every tile CSR
+                                  * (TileSpMV_CSR), 2 = ADPT with the paper's seven formats only */
     int tile_deferred_coo;       /* 0 = automatic (on above tile_deferred_threshold non-zeros), 1 = on, -1 = off */
     int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
     int tile_balance;            /* most tiles of one tile row per warp; 0 = 8 (the paper's) */
-    int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = 1. More hides
+    int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = automatic: band
+                                  * tiles and band batches when they are >= half the tiles, else 1. More hides
                                   * more latency per lane but costs registers, hence resident warps */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */

@@ -340,20 +340,19 @@ static int64_t decode_tile(const spmvport_format_data *fd, const spmv_matrix_t *
     int64_t count = 0;
     cr_assert(nv >= 0 && nb >= 0 && cols > 0, "%s: tile %lld has bad offsets or column", what, (long long)t);
 #define CLAIM(S, R, C) (claim(fd, A, seen, (S), r0 + (R), c0 + (C), vals, (S), what), count++)
-    if (SPMVPORT_TILE_IS_BAND(fmt[t])) { /* diagonals lo..hi; slot k*rows + r is (r, r + lo + k) or padding */
-        const int lo = SPMVPORT_TILE_BAND_LO(fmt[t]), hi = SPMVPORT_TILE_BAND_HI(fmt[t]);
-        cr_assert(lo >= -SPMVPORT_TILE_BAND_MAXD && lo <= hi && hi <= SPMVPORT_TILE_BAND_MAXD && nb == 0 &&
-                      nv == (int64_t)(hi - lo + 1) * rows, "%s: band tile %lld sizes", what, (long long)t);
-        for (int k = 0; k <= hi - lo; k++)
+    if (SPMVPORT_TILE_IS_BAND(fmt[t])) { /* nd diagonals from lo, each with its rows inside the tile */
+        const int lo = SPMVPORT_TILE_BAND_LO(fmt[t]), nd = SPMVPORT_TILE_BAND_ND(fmt[t]);
+        cr_assert(lo >= -(TD - 1) && nd >= 1 && nd <= SPMVPORT_TILE_BAND_MAXND && lo + nd - 1 <= TD - 1 && nb == 0,
+                  "%s: band tile %lld byte %d", what, (long long)t, fmt[t]);
+        int64_t slot = s0;
+        for (int d = lo; d < lo + nd; d++)
             for (int r = 0; r < rows; r++) {
-                const int64_t slot = s0 + (int64_t)k * rows + r;
-                const int c = r + lo + k;
+                if (r + d < 0 || r + d >= cols) continue;
                 if (fd->value_map[slot] < 0) padding(fd, slot, vals, slot, what);
-                else {
-                    cr_assert(c >= 0 && c < cols, "%s: band slot outside the tile", what);
-                    CLAIM(slot, r, c);
-                }
+                else CLAIM(slot, r, r + d);
+                slot++;
             }
+        cr_assert_eq(slot, s0 + nv, "%s: band tile %lld value slots", what, (long long)t);
         return count;
     }
     switch (fmt[t]) {
@@ -562,8 +561,8 @@ Test(tile_invariants, corpus_every_variant)
     }
 }
 
-/* Every one of the eight formats is selected on the crafted matrix, with f32 and f64 values; variant 2 selects
- * no band tile. */
+/* Every one of the seven formats is selected on the crafted matrix, with f32 and f64 values (its few band
+ * candidates are under half its tiles: no band tiles, band_batch = 0), and with variant 2. */
 Test(tile_invariants, crafted_selects_every_format)
 {
     for (int prec = 0; prec < 2; prec++) {
@@ -579,7 +578,8 @@ Test(tile_invariants, crafted_selects_every_format)
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
         for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++)
-            cr_assert(count[f] > 0, "format %d never selected (%s)", f, fd.stats);
+            cr_assert((count[f] > 0) == (f != SPMVPORT_TILE_BAND), "format %d (%s)", f, fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_variant = 2;
         cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
@@ -592,6 +592,74 @@ Test(tile_invariants, crafted_selects_every_format)
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
+}
+
+/* A 5-point stencil (rows not a multiple of 16, an x line of 160): every tile is a band tile (identity tiles,
+ * tridiagonal tiles, one-entry corner tiles), so band batches run; the executor against the oracle at both warp
+ * sizes and precisions, the invariants, and the plain kernel's layout with tile_inflight = 1 (no band tiles). */
+static spmv_matrix_t *stencil5(spmv_precision_t p)
+{
+    const int32_t m = 64 * TD + 7, nx = 10 * TD;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(5 * (size_t)m * sizeof *col);
+    double *val = malloc(5 * (size_t)m * sizeof *val);
+    float *valf = malloc(5 * (size_t)m * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t cs[5] = {i - nx, i - 1, i, i + 1, i + nx};
+        for (int k = 0; k < 5; k++)
+            if (cs[k] >= 0 && cs[k] < m) {
+                col[nnz] = cs[k];
+                val[nnz] = 1.0 + k + (double)(i % 7) / 8;
+                valf[nnz] = (float)val[nnz];
+                nnz++;
+            }
+        ptr[i + 1] = nnz;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p == SPMV_F32 ? (void *)valf : (void *)val, p, 0,
+                                        SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr), free(col), free(val), free(valf);
+    return A;
+}
+
+Test(tile_invariants, stencil_band_tiles)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *S = stencil5(SPMV_F64);
+    for (int w = 32; w <= 64; w *= 2) {
+        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        char msg[SPMVPORT_MSG_LEN];
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
+            cr_assert(SPMVPORT_TILE_IS_BAND(fmt[t]), "tile %lld format %d (%s)", (long long)t, fmt[t], fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 1, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_inflight = 1; /* explicit: the tile-by-tile kernel, so no band tiles */
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
+            cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    for (int k = 0; k < 4; k++) {
+        spmv_plan_options_t o = tile_options(k % 2 ? 64 : 32, 0, k < 2 ? 0 : 1, k == 3 ? 2 : 0);
+        spmv_matrix_t *A = k % 2 ? stencil5(SPMV_F32) : S;
+        support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil", A, 0);
+        check_invariants(A, &o, "stencil, band tiles");
+        if (A != S) spmv_matrix_destroy(A);
+    }
+    spmv_matrix_destroy(S);
+    spmv_context_destroy(ctx);
 }
 
 /* ---- (d): update_values ------------------------------------------------------------------------------------- */

@@ -19,9 +19,10 @@
  *                   slot c*rowlen+r (structural zeros stored as 0 and skipped)
  *   DENSE_ROW  idx: 2 bytes, mask of the full rows (bit r);  values: slot c*nd+d, d = rank of row r in the mask
  *   DENSE_COL  idx: 2 bytes, mask of the full columns;       values: slot q*rowlen+r, q = rank of column c
- *   BAND       idx: nothing; the diagonals lo..hi (c - r, |lo|, |hi| <= 7) are in the tile_fmt byte itself;
- *                   values: slot k*rowlen+r holds (r, r + lo + k), 0 where absent (skipped). Lane r's loads need
- *                   only the tile header: value and x addresses are known without an index round trip.
+ *   BAND       idx: nothing; the diagonals lo .. lo+nd-1 (d = c - r, -15 <= lo, lo+nd-1 <= 15, nd <= 7) are in
+ *                   the tile_fmt byte itself; values: diagonal after diagonal, each holding only its rows inside
+ *                   the tile (rows max(0,-d) .. min(rowlen, collen-d)-1), 0 where the entry is absent (skipped).
+ *                   Lane r's loads need only the tile header: value and x addresses without an index round trip.
  */
 #ifndef SPMVPORT_FORMAT_TILE_H
 #define SPMVPORT_FORMAT_TILE_H
@@ -44,11 +45,11 @@ enum {
     SPMVPORT_TILE_NFORMATS = 8
 };
 
-/* A band tile's tile_fmt byte: diagonals lo..hi, -7 <= lo <= hi <= 7 (bytes 16 .. 254). */
-#define SPMVPORT_TILE_BAND_MAXD 7
-#define SPMVPORT_TILE_BAND_BYTE(lo, hi) (((lo) + 8) * 16 + (hi) + 7)
-#define SPMVPORT_TILE_BAND_LO(b) (((b) >> 4) - 8)
-#define SPMVPORT_TILE_BAND_HI(b) (((b) & 15) - 7)
+/* A band tile's tile_fmt byte: nd diagonals from lo, -15 <= lo, lo + nd - 1 <= 15, 1 <= nd <= 7 (bytes 16..232). */
+#define SPMVPORT_TILE_BAND_MAXND 7
+#define SPMVPORT_TILE_BAND_BYTE(lo, nd) (16 + ((lo) + 15) * 7 + (nd) - 1)
+#define SPMVPORT_TILE_BAND_LO(b) (((b) - 16) / 7 - 15)
+#define SPMVPORT_TILE_BAND_ND(b) (((b) - 16) % 7 + 1)
 #define SPMVPORT_TILE_IS_BAND(b) ((b) >= 16)
 /* Selection code of a tile_fmt byte (tiles of a tile row are grouped by it). */
 #define SPMVPORT_TILE_KIND(b) (SPMVPORT_TILE_IS_BAND(b) ? SPMVPORT_TILE_BAND : (b))
@@ -89,7 +90,9 @@ enum {
     SPMVPORT_TILE_P_BALANCE = 9,   /* most tiles per task */
     SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
     SPMVPORT_TILE_P_DEF_EMPTY = 11, /* rows without deferred entries (the split's empty rows) */
-    SPMVPORT_TILE_P_INFLIGHT = 12   /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
+    SPMVPORT_TILE_P_INFLIGHT = 12,  /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
+    SPMVPORT_TILE_P_BAND_BATCH = 13 /* 1: the kernel takes a group's tiles 4 at a time, band tiles' loads
+                                       together (inflight 1 by default, at least half the tiles band) */
 };
 
 /* Fields of a task record and of a split record. */

@@ -13,8 +13,8 @@
  *   DENSE      slots c*rowlen + r for c < collen (zeros skipped)
  *   DENSE_ROW  when row r is full: slots c*nd + rank(r)
  *   DENSE_COL  full columns c: slot rank(c)*rowlen + r
- *   BAND       (diagonals lo..hi in the format byte) slots k*rowlen + r for k <= hi - lo, column r + lo + k when
- *              inside the tile (zeros skipped)
+ *   BAND       (nd diagonals from lo, in the format byte) diagonal d = lo + k in order: its slot for row r,
+ *              column r + d, when both are inside the tile (diagonals stored one after another; zeros skipped)
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
@@ -65,14 +65,16 @@ static inline int popcount16(unsigned v)
     static void tile_##SUFFIX(REAL *acc, int fmt, const uint8_t *idx, const REAL *val, int nv, int rowlen,    \
                               int collen, const REAL *xs)                                                    \
     {                                                                                                        \
-        if (SPMVPORT_TILE_IS_BAND(fmt)) { /* diagonals lo..hi from the format byte */                            \
-            const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_HI(fmt) - lo + 1;             \
-            for (int k = 0; k < nd; k++)                                                                     \
-                for (int r = 0; r < rowlen; r++) {                                                           \
-                    const int c = r + lo + k;                                                                \
-                    const REAL v = c >= 0 && c < collen ? val[k * rowlen + r] : (REAL)0;                     \
-                    if (v != (REAL)0) acc[r] += v * xs[c];                                                   \
+        if (SPMVPORT_TILE_IS_BAND(fmt)) { /* diagonals lo.., each with its rows inside the tile only */   \
+            const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_ND(fmt);                      \
+            for (int k = 0, base = 0; k < nd; k++) {                                                         \
+                const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;   \
+                for (int r = rs; r < re; r++) {                                                              \
+                    const REAL v = val[base + r - rs];                                                       \
+                    if (v != (REAL)0) acc[r] += v * xs[r + d];                                               \
                 }                                                                                            \
+                base += re > rs ? re - rs : 0;                                                               \
+            }                                                                                                \
             return;                                                                                          \
         }                                                                                                    \
         switch (fmt) {                                                                                       \
