@@ -3,7 +3,9 @@
  *
  * The matrix is cut into 16 x 16 tiles. Each non-empty tile gets one of seven payloads (CSR, COO, ELL, HYB,
  * Dense, DenseRow, DenseCol; layouts in format_tile.h) chosen by the rules of docs/formats.md, with the real
- * rowlen x collen of edge tiles, and HYB when it is strictly the smallest in bytes. A warp task covers at most
+ * rowlen x collen of edge tiles, and HYB when it is strictly the smallest in bytes; then this library's Band
+ * (diagonals in the format byte, no index payload) when it is no larger, kept only where Band tiles are at least
+ * half the tiles (they need the band batch kernel). A warp task covers at most
  * tbalance tiles of one tile row; a tile row with more tiles is split over several tasks, whose partial row sums
  * go to carry slots that a fix-up pass adds in task order (deterministic: no atomics). With deferred COO, the
  * entries of COO tiles and of HYB tails move to a CSR of m rows laid out for the csr_lb traversal.
