@@ -242,6 +242,8 @@ typedef struct spmv_plan_options {
     int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = automatic: band
                                   * tiles and band batches when they are >= half the tiles, else 1. More hides
                                   * more latency per lane but costs registers, hence resident warps */
+    int tile_band_batch;         /* tiles per band batch (2 or 4); 0 = 4. 4: one round trip for up to 4 band
+                                  * tiles but 64 registers (sm_90 f64); 2: 48 registers, more resident warps */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
@@ -262,7 +264,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[13];            /* zero; room for more options without breaking the ABI */
+    int reserved[12];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -102,8 +102,9 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* tile's band batch kernel (a stencil: all tiles band, so band_batch = 1), and its plain kernel (tile_inflight
- * 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows (tile_balance 2). */
+/* tile's band batch kernel (a stencil: all tiles band, so band batches of 4, or 2 with tile_band_batch), and its
+ * plain kernel (tile_inflight 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows
+ * (tile_balance 2). */
 Test(SUITE, tile_band_batches, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -130,10 +131,11 @@ Test(SUITE, tile_band_batches, .timeout = 600)
         cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
                                             p ? SPMV_F32 : SPMV_F64, 0, 0),
                      SPMV_STATUS_SUCCESS);
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 5; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_inflight = v == 3 ? 1 : 0;
+            o.tile_band_batch = v == 4 ? 2 : 0;
             o.tile_deferred_coo = v == 1 ? 1 : 0;
             o.tile_balance = v == 2 ? 2 : 0;
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);

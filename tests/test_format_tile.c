@@ -273,15 +273,16 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[6];
-    for (int i = 0; i < 6; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[7];
+    for (int i = 0; i < 7; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
     bad[3].tile_balance = -1;
     bad[4].tile_inflight = 3;
     bad[5].tile_inflight = -1;
-    for (int i = 0; i < 6; i++) {
+    bad[6].tile_band_batch = 3;
+    for (int i = 0; i < 7; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -640,7 +641,7 @@ Test(tile_invariants, stencil_band_tiles)
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
             cr_assert(SPMVPORT_TILE_IS_BAND(fmt[t]), "tile %lld format %d (%s)", (long long)t, fmt[t], fd.stats);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 1, "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "%s", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_inflight = 1; /* explicit: the tile-by-tile kernel, so no band tiles */
         cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
@@ -651,8 +652,9 @@ Test(tile_invariants, stencil_band_tiles)
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         spmvport_format_data_free(&fd);
     }
-    for (int k = 0; k < 4; k++) {
-        spmv_plan_options_t o = tile_options(k % 2 ? 64 : 32, 0, k < 2 ? 0 : 1, k == 3 ? 2 : 0);
+    for (int k = 0; k < 6; k++) {
+        spmv_plan_options_t o = tile_options(k % 2 ? 64 : 32, 0, k == 2 || k == 3 ? 1 : 0, k == 3 ? 2 : 0);
+        o.tile_band_batch = k >= 4 ? 2 : 0; /* the executor's order does not depend on it */
         spmv_matrix_t *A = k % 2 ? stencil5(SPMV_F32) : S;
         support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil", A, 0);
         check_invariants(A, &o, "stencil, band tiles");

@@ -516,6 +516,10 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      TILE_MAX_BALANCE);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_band_batch != 0 && opt->tile_band_batch != 2 && opt->tile_band_batch != 4) {
+        spmvport_msg(msg, msglen, "tile: options.tile_band_batch = %d; expected 0 (4), 2 or 4", opt->tile_band_batch);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -791,7 +795,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_BALANCE] = balance;
     p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;
     p[SPMVPORT_TILE_P_INFLIGHT] = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
-    p[SPMVPORT_TILE_P_BAND_BATCH] = cfg.band; /* band tiles exist only with the band batch kernel */
+    /* band tiles exist only with the band batch kernel */
+    p[SPMVPORT_TILE_P_BAND_BATCH] = cfg.band ? (opt->tile_band_batch > 0 ? opt->tile_band_batch : 4) : 0;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -91,8 +91,8 @@ enum {
     SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
     SPMVPORT_TILE_P_DEF_EMPTY = 11, /* rows without deferred entries (the split's empty rows) */
     SPMVPORT_TILE_P_INFLIGHT = 12,  /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
-    SPMVPORT_TILE_P_BAND_BATCH = 13 /* 1: the kernel takes a group's tiles 4 at a time, band tiles' loads
-                                       together (inflight 1 by default, at least half the tiles band) */
+    SPMVPORT_TILE_P_BAND_BATCH = 13 /* 0, or 2 / 4: the kernel takes a group's tiles that many at a time, band
+                                       tiles' loads together (inflight automatic, at least half the tiles band) */
 };
 
 /* Fields of a task record and of a split record. */

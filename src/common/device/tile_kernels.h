@@ -316,21 +316,22 @@ struct tile_batch_sum<1, T> {
     }
 };
 
-/* tile_inflight = 1: a group's next 4 tiles, headers loaded together (one round trip for up to 4 tiles). When
- * they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the 4 tiles are loaded together
- * (their addresses follow from the headers), then added in tile order, each followed by its other diagonals:
- * one payload round trip for the 4 tiles instead of 4 (index, then x, per tile). Otherwise tile after tile. */
-template <int G, typename T>
+/* Band batches (B = 2 or 4 tiles, tile_band_batch): a group's next B tiles, headers loaded together (one round
+ * trip). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
+ * loaded together (their addresses follow from the headers), then added in tile order, each followed by its
+ * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). Otherwise tile
+ * after tile. sm_90 f64: 64 registers with B = 4, 48 with B = 2 (f32: 48 both). */
+template <int G, int B, typename T>
 PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restrict__ tile_col,
                                     const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                                     const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
                                     const T *__restrict__ x, int n, int rowlen, int r)
 {
-    for (; b0 < last; b0 += 4 * G) {
-        int col[4], fmt[4], v0[4]; /* the rest of a header is loaded only off the band path: fewer registers */
+    for (; b0 < last; b0 += B * G) {
+        int col[B], fmt[B], v0[B]; /* the rest of a header is loaded only off the band path: fewer registers */
         bool band = true;
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < B; i++) {
             const int t = b0 + i * G;
             col[i] = t < last ? port_ldg(tile_col + t) : 0;
             fmt[i] = t < last ? port_ldg(tile_fmt + t) : -1;
@@ -338,9 +339,9 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
             band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
         }
         if (band) {
-            T lv[4], lx[4];
+            T lv[B], lx[B];
 #pragma unroll
-            for (int i = 0; i < 4; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
+            for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
                 const long long c0 = (long long)col[i] * tile_dim;
                 const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
                 const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
@@ -350,9 +351,9 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
                 lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
             }
 #pragma unroll
-            for (int i = 0; i < 4; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
+            for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < B; i++) {
                 if (fmt[i] < 0) break;
                 acc += lv[i];
                 if (SPMVPORT_TILE_BAND_ND(fmt[i]) > 1) {
@@ -363,7 +364,7 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
             }
         } else {
             /* not unrolled (one copy of tile_apply); the headers again, from L1 */
-            for (int t = b0; t < last && t < b0 + 4 * G; t += G) {
+            for (int t = b0; t < last && t < b0 + B * G; t += G) {
                 const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
                 const long long c0 = (long long)h.col * tile_dim;
                 const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
@@ -374,8 +375,8 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
 }
 
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
- * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): a group's tiles 4 at a time, band tiles' loads together. */
-template <int W, typename T, int L, bool BB>
+ * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4). */
+template <int W, typename T, int L, int BB>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -401,7 +402,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
      * operation sits in the loop: the groups run independently until the butterfly. */
     T acc = T(0);
     if (BB) {
-        tile_group_batches<G, T>(acc, first + g, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n,
+        tile_group_batches<G, (BB > 0 ? BB : 1), T>(acc, first + g, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n,
                                  rowlen, r);
     } else {
         tile_meta h[L];
@@ -457,8 +458,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t chunk = prm[SPMVPORT_TILE_P_DEF_CHUNK], inflight = prm[SPMVPORT_TILE_P_INFLIGHT];
     const spmvport_array *a = fd->arrays;
     if (inflight != 1 && inflight != 2 && inflight != 4) return "tile: tiles in flight per group not 1, 2 or 4";
-    if (prm[SPMVPORT_TILE_P_BAND_BATCH] != 0 && (prm[SPMVPORT_TILE_P_BAND_BATCH] != 1 || inflight != 1))
-        return "tile: band batches need one tile in flight per group";
+    const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
+    if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
+        return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
     if (tiles < 0 || tasks < (fd->m > 0 ? 1 : 0) || tasks >= INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || splits < 0 ||
         carries < 0 || carries > INT32_MAX / tile_dim || a[SPMVPORT_TILE_A_COL].bytes != (size_t)tiles * i4 ||
         a[SPMVPORT_TILE_A_FMT].bytes != (size_t)tiles || a[SPMVPORT_TILE_A_OFF].bytes != 2 * ((size_t)tiles + 1) * i4 ||
@@ -510,19 +512,22 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     const T *tval = (const T *)d[SPMVPORT_TILE_A_VAL];
     switch (prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
     case 4:
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, false>)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, 0>)
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     case 2:
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 2, false>)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 2, 0>)
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     default:
-        if (prm[SPMVPORT_TILE_P_BAND_BATCH])
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, true>)
+        if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2>)
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, false>)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0>)
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     }
