@@ -234,12 +234,16 @@ typedef struct spmv_plan_options {
     int lanes_per_row; /* SPMV_FORMAT_CSR_VECTOR: 0 = from the average row length, else a power of two <= W */
     int nnz_per_warp;  /* SPMV_FORMAT_CSR_LB: 0 = automatic, else non-zeros one warp handles per call */
     /* SPMV_FORMAT_TILE */
-    int tile_variant;            /* 0 = adaptive per-tile formats (ADPT), 1 = every tile CSR (TileSpMV_CSR) */
+    int tile_variant;            /* 0 = adaptive per-tile formats (ADPT) plus band tiles, 1 = every tile CSR
+                                  * (TileSpMV_CSR), 2 = ADPT with the paper's seven formats only */
     int tile_deferred_coo;       /* 0 = automatic (on above tile_deferred_threshold non-zeros), 1 = on, -1 = off */
     int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
     int tile_balance;            /* most tiles of one tile row per warp; 0 = 8 (the paper's) */
-    int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = 1. More hides
+    int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = automatic: band
+                                  * tiles and band batches when they are >= half the tiles, else 1. More hides
                                   * more latency per lane but costs registers, hence resident warps */
+    int tile_band_batch;         /* tiles per band batch (2 or 4); 0 = 4. 4: one round trip for up to 4 band
+                                  * tiles but 64 registers (sm_90 f64); 2: 48 registers, more resident warps */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
@@ -264,7 +268,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[11];            /* zero; room for more options without breaking the ABI */
+    int reserved[10];            /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

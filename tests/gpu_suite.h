@@ -6,6 +6,7 @@
  * Which formats must work: every format the CPU backend builds (a research format that has landed has a CPU
  * executor), plus vendor. Formats not built yet must say SPMV_STATUS_NOT_SUPPORTED.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "support.h"
@@ -117,6 +118,51 @@ Test(SUITE, ehyb_batch_variants, .timeout = 600)
         }
         support_cases_free(cases, n);
     }
+    spmv_context_destroy(ctx);
+}
+
+/* tile's band batch kernel (a stencil: all tiles band, so band batches of 4, or 2 with tile_band_batch), and its
+ * plain kernel (tile_inflight 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows
+ * (tile_balance 2). */
+Test(SUITE, tile_band_batches, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int32_t m = 24 * 16 * 16 + 9, ny = 16 * 20; /* an edge tile row; neighbours +-1, +-16, +-ny */
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(7 * (size_t)m * sizeof *col);
+    double *val = malloc(7 * (size_t)m * sizeof *val);
+    float *valf = malloc(7 * (size_t)m * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t cs[7] = {i - ny, i - 16, i - 1, i, i + 1, i + 16, i + ny};
+        for (int k = 0; k < 7; k++)
+            if (cs[k] >= 0 && cs[k] < m) {
+                col[nnz] = cs[k];
+                val[nnz] = k == 3 ? 6.0 : -1.0 + (double)((i + k) % 5) / 16;
+                valf[nnz] = (float)val[nnz];
+                nnz++;
+            }
+        ptr[i + 1] = nnz;
+    }
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
+                                            p ? SPMV_F32 : SPMV_F64, 0, 0),
+                     SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 5; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_inflight = v == 3 ? 1 : 0;
+            o.tile_band_batch = v == 4 ? 2 : 0;
+            o.tile_deferred_coo = v == 1 ? 1 : 0;
+            o.tile_balance = v == 2 ? 2 : 0;
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);
+            cr_assert(r >= 0, "stencil7 variant %d: %s", v, spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    free(ptr), free(col), free(val), free(valf);
     spmv_context_destroy(ctx);
 }
 

@@ -1,7 +1,7 @@
 /*
  * test_format_tile.c -- TileSpMV (format `tile`): the CPU executor against the oracle on the edge-case corpus
  * and every shared matrix (warp size 32 and 64, f32 and f64, alpha/beta cases, repeats); the option variants
- * (all-CSR tiles, deferred COO on / off / automatic (and its COO-tile rule), split tile rows, one-warp deferred
+ * (all-CSR tiles, the paper's seven formats without band tiles, deferred COO on / off / automatic (and its COO-tile rule), split tile rows, one-warp deferred
  * chunks); the format's invariants read back from the arrays (every non-zero stored exactly once, value map,
  * tasks, bytes);
  * spmv_plan_update_values; the plan statistics.
@@ -28,7 +28,7 @@ static spmv_plan_options_t tile_options(int warp_size, int variant, int deferred
     return opt;
 }
 
-/* ---- a matrix that selects every one of the seven tile formats (and has edge tiles) ------------------------ */
+/* ---- a matrix that selects every one of the eight tile formats (and has edge tiles) ------------------------ */
 
 typedef struct {
     int32_t *r, *c;
@@ -72,7 +72,10 @@ static spmv_matrix_t *crafted(spmv_precision_t p, uint64_t seed, int dup)
                 push(&t, i, 5 * TD + (li + 3 * j) % TD, RND());
             /* 6: HYB (three per row, row 7 has ten); 7 (columns 112..132, an edge tile past 128): CSR / COO mix */
             for (int j = 0; j < (li == 7 ? 10 : 3); j++) push(&t, i, 6 * TD + (li + j) % TD, RND());
-            if (li % 3 == 0) push(&t, i, 7 * TD + li % 7, RND());
+            if (ti == 4) /* band tiles (variant 0): tridiagonal here, an identity shifted by 2 in tile row 2 */
+                for (int j = li - 1; j <= li + 1; j++) { if (j >= 0 && j < TD) push(&t, i, 7 * TD + j, RND()); }
+            else if (ti == 2) { if (li + 2 < TD) push(&t, i, 7 * TD + li + 2, RND()); }
+            else if (li % 3 == 0) push(&t, i, 7 * TD + li % 7, RND());
             if (li % 2 == 0) push(&t, i, 8 * TD + li % 5, RND());
             if (dup && li % 4 == 2) push(&t, i, 4 * TD + li % TD, RND()); /* a repeat of an ELL entry */
         }
@@ -165,6 +168,13 @@ Test(tile_variants, all_csr_tiles)
     spmv_plan_options_t a = tile_options(32, 1, 0, 0), b = tile_options(64, 1, 1, 0);
     check_corpus(&a, SPMV_F64);
     check_corpus(&b, SPMV_F32);
+}
+
+Test(tile_variants, seven_formats_no_band)
+{
+    spmv_plan_options_t a = tile_options(32, 2, -1, 0), b = tile_options(64, 2, 1, 0);
+    check_corpus(&a, SPMV_F32);
+    check_corpus(&b, SPMV_F64);
 }
 
 Test(tile_variants, deferred_coo_on)
@@ -263,15 +273,16 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[6];
-    for (int i = 0; i < 6; i++) bad[i] = tile_options(0, 0, 0, 0);
-    bad[0].tile_variant = 2;
+    spmv_plan_options_t bad[7];
+    for (int i = 0; i < 7; i++) bad[i] = tile_options(0, 0, 0, 0);
+    bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
     bad[3].tile_balance = -1;
     bad[4].tile_inflight = 3;
     bad[5].tile_inflight = -1;
-    for (int i = 0; i < 6; i++) {
+    bad[6].tile_band_batch = 3;
+    for (int i = 0; i < 7; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -330,6 +341,21 @@ static int64_t decode_tile(const spmvport_format_data *fd, const spmv_matrix_t *
     int64_t count = 0;
     cr_assert(nv >= 0 && nb >= 0 && cols > 0, "%s: tile %lld has bad offsets or column", what, (long long)t);
 #define CLAIM(S, R, C) (claim(fd, A, seen, (S), r0 + (R), c0 + (C), vals, (S), what), count++)
+    if (SPMVPORT_TILE_IS_BAND(fmt[t])) { /* nd diagonals from lo, each with its rows inside the tile */
+        const int lo = SPMVPORT_TILE_BAND_LO(fmt[t]), nd = SPMVPORT_TILE_BAND_ND(fmt[t]);
+        cr_assert(lo >= -(TD - 1) && nd >= 1 && nd <= SPMVPORT_TILE_BAND_MAXND && lo + nd - 1 <= TD - 1 && nb == 0,
+                  "%s: band tile %lld byte %d", what, (long long)t, fmt[t]);
+        int64_t slot = s0;
+        for (int d = lo; d < lo + nd; d++)
+            for (int r = 0; r < rows; r++) {
+                if (r + d < 0 || r + d >= cols) continue;
+                if (fd->value_map[slot] < 0) padding(fd, slot, vals, slot, what);
+                else CLAIM(slot, r, r + d);
+                slot++;
+            }
+        cr_assert_eq(slot, s0 + nv, "%s: band tile %lld value slots", what, (long long)t);
+        return count;
+    }
     switch (fmt[t]) {
     case SPMVPORT_TILE_CSR:
         cr_assert_eq(nb, rows + (nv + 1) / 2, "%s: CSR tile %lld index bytes", what, (long long)t);
@@ -462,7 +488,8 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
         cr_assert(ptr[tr] <= ptr[tr + 1], "%s: tile pointer decreases", what);
         for (int64_t t = ptr[tr]; t < ptr[tr + 1]; t++) {
             const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data; /* grouped by format, then by column */
-            cr_assert(t == ptr[tr] || fmt[t] > fmt[t - 1] || (fmt[t] == fmt[t - 1] && tcol[t] > tcol[t - 1]),
+            const int k0 = t > ptr[tr] ? SPMVPORT_TILE_KIND(fmt[t - 1]) : 0, k1 = SPMVPORT_TILE_KIND(fmt[t]);
+            cr_assert(t == ptr[tr] || k1 > k0 || (k1 == k0 && tcol[t] > tcol[t - 1]),
                       "%s: tiles of tile row %d not ordered by format and column", what, tr);
             cr_assert(off[2 * t] <= off[2 * t + 2] && off[2 * t + 1] <= off[2 * t + 3], "%s: offsets", what);
             int64_t k = decode_tile(&fd, A, seen, tr, t, what);
@@ -528,14 +555,15 @@ static void invariants_over_corpus(const spmv_plan_options_t *opt, spmv_precisio
 Test(tile_invariants, corpus_every_variant)
 {
     const int set[][4] = {{32, 0, -1, 0}, {64, 0, -1, 0}, {32, 0, 1, 0}, {64, 0, 1, 1},
-                          {32, 1, -1, 0}, {64, 1, 1, 2}, {32, 0, 1, 3}};
+                          {32, 1, -1, 0}, {64, 1, 1, 2}, {32, 0, 1, 3}, {32, 2, -1, 0}, {64, 2, 1, 0}};
     for (size_t i = 0; i < sizeof set / sizeof set[0]; i++) {
         spmv_plan_options_t o = tile_options(set[i][0], set[i][1], set[i][2], set[i][3]);
         invariants_over_corpus(&o, i % 2 ? SPMV_F32 : SPMV_F64);
     }
 }
 
-/* Every one of the seven formats is selected on the crafted matrix, with f32 and f64 values. */
+/* Every one of the seven formats is selected on the crafted matrix, with f32 and f64 values (its few band
+ * candidates are under half its tiles: no band tiles, band_batch = 0), and with variant 2. */
 Test(tile_invariants, crafted_selects_every_format)
 {
     for (int prec = 0; prec < 2; prec++) {
@@ -549,12 +577,91 @@ Test(tile_invariants, crafted_selects_every_format)
                      SPMV_STATUS_SUCCESS, "%s", msg);
         int count[SPMVPORT_TILE_NFORMATS] = {0};
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
-        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[fmt[t]]++;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
         for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++)
-            cr_assert(count[f] > 0, "format %d never selected (%s)", f, fd.stats);
+            cr_assert((count[f] > 0) == (f != SPMVPORT_TILE_BAND), "format %d (%s)", f, fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_variant = 2;
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        memset(count, 0, sizeof count);
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
+        for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++)
+            cr_assert((count[f] > 0) == (f != SPMVPORT_TILE_BAND), "variant 2, format %d (%s)", f, fd.stats);
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
+}
+
+/* A 5-point stencil (rows not a multiple of 16, an x line of 160): every tile is a band tile (identity tiles,
+ * tridiagonal tiles, one-entry corner tiles), so band batches run; the executor against the oracle at both warp
+ * sizes and precisions, the invariants, and the plain kernel's layout with tile_inflight = 1 (no band tiles). */
+static spmv_matrix_t *stencil5(spmv_precision_t p)
+{
+    const int32_t m = 64 * TD + 7, nx = 10 * TD;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(5 * (size_t)m * sizeof *col);
+    double *val = malloc(5 * (size_t)m * sizeof *val);
+    float *valf = malloc(5 * (size_t)m * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t cs[5] = {i - nx, i - 1, i, i + 1, i + nx};
+        for (int k = 0; k < 5; k++)
+            if (cs[k] >= 0 && cs[k] < m) {
+                col[nnz] = cs[k];
+                val[nnz] = 1.0 + k + (double)(i % 7) / 8;
+                valf[nnz] = (float)val[nnz];
+                nnz++;
+            }
+        ptr[i + 1] = nnz;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p == SPMV_F32 ? (void *)valf : (void *)val, p, 0,
+                                        SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr), free(col), free(val), free(valf);
+    return A;
+}
+
+Test(tile_invariants, stencil_band_tiles)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *S = stencil5(SPMV_F64);
+    for (int w = 32; w <= 64; w *= 2) {
+        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        char msg[SPMVPORT_MSG_LEN];
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
+            cr_assert(SPMVPORT_TILE_IS_BAND(fmt[t]), "tile %lld format %d (%s)", (long long)t, fmt[t], fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_inflight = 1; /* explicit: the tile-by-tile kernel, so no band tiles */
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
+            cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    for (int k = 0; k < 6; k++) {
+        spmv_plan_options_t o = tile_options(k % 2 ? 64 : 32, 0, k == 2 || k == 3 ? 1 : 0, k == 3 ? 2 : 0);
+        o.tile_band_batch = k >= 4 ? 2 : 0; /* the executor's order does not depend on it */
+        spmv_matrix_t *A = k % 2 ? stencil5(SPMV_F32) : S;
+        support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil", A, 0);
+        check_invariants(A, &o, "stencil, band tiles");
+        if (A != S) spmv_matrix_destroy(A);
+    }
+    spmv_matrix_destroy(S);
+    spmv_context_destroy(ctx);
 }
 
 /* ---- (d): update_values ------------------------------------------------------------------------------------- */
@@ -677,7 +784,7 @@ static long long stat_value(const char *stats, const char *key)
 
 Test(tile_stats, histogram_tiles_deferred_index_bytes)
 {
-    static const char *const names[] = {"csr", "coo", "ell", "hyb", "dns", "dnsrow", "dnscol"};
+    static const char *const names[] = {"csr", "coo", "ell", "hyb", "dns", "dnsrow", "dnscol", "band"};
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 4, 0);
     for (int d = -1; d <= 1; d += 2) {
@@ -689,7 +796,7 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
         cr_assert(info.deterministic == 1 && info.format == SPMV_FORMAT_TILE);
         long long tiles = 0, nnz = 0, coo_tiles = stat_value(info.stats, "coo_tiles"),
                   hyb_tiles = stat_value(info.stats, "hyb_tiles");
-        for (int f = 0; f < 7; f++) {
+        for (int f = 0; f < 8; f++) {
             char key[32];
             snprintf(key, sizeof key, "%s_tiles", names[f]);
             tiles += stat_value(info.stats, key);

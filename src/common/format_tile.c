@@ -3,7 +3,9 @@
  *
  * The matrix is cut into 16 x 16 tiles. Each non-empty tile gets one of seven payloads (CSR, COO, ELL, HYB,
  * Dense, DenseRow, DenseCol; layouts in format_tile.h) chosen by the rules of docs/formats.md, with the real
- * rowlen x collen of edge tiles, and HYB when it is strictly the smallest in bytes. A warp task covers at most
+ * rowlen x collen of edge tiles, and HYB when it is strictly the smallest in bytes; then this library's Band
+ * (diagonals in the format byte, no index payload) when it is no larger, kept only where Band tiles are at least
+ * half the tiles (they need the band batch kernel). A warp task covers at most
  * tbalance tiles of one tile row; a tile row with more tiles is split over several tasks, whose partial row sums
  * go to carry slots that a fix-up pass adds in task order (deterministic: no atomics). With deferred COO, the
  * entries of COO tiles and of HYB tails move to a CSR of m rows laid out for the csr_lb traversal.
@@ -36,7 +38,7 @@
 #define TILE_DEFERRED_COO_PER_TILE_ROW 4
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
-                                                                      "dns", "dnsrow", "dnscol"};
+                                                                      "dns", "dnsrow", "dnscol", "band"};
 
 /* ==============================================================================================================
  * Walking a tile row
@@ -98,14 +100,16 @@ static int cursor_next(tile_cursor *c, tile_view *v)
  * ============================================================================================================ */
 
 typedef struct {
-    int variant;  /* 0 ADPT, 1 all CSR */
+    int variant;  /* 0 ADPT with band tiles, 1 all CSR, 2 ADPT with the paper's seven formats only */
     int deferred; /* COO tiles and HYB tails go to the deferred CSR */
     int64_t vs;   /* bytes of a value */
+    int band;     /* BAND tiles (variant 0, tile_inflight automatic): then the kernel runs band batches */
 } tile_cfg;
 
 typedef struct {
     int fmt;
     int width;         /* ELL / HYB */
+    int lo, nd;        /* BAND: diagonals lo .. lo + nd - 1 */
     int32_t slots;     /* value slots kept in the tile */
     int32_t idx_bytes; /* index payload bytes */
     int deferred;      /* entries moved to the deferred CSR */
@@ -118,6 +122,14 @@ static int popcount16(unsigned v)
     int c = 0;
     for (; v != 0; v &= v - 1) c++;
     return c;
+}
+
+/* Rows of diagonal d (c = r + d) inside a rows x cols tile: max(0, -d) .. band_end - 1. */
+static int band_first(int d) { return d < 0 ? -d : 0; }
+static int band_len(int rows, int cols, int d)
+{
+    const int e = rows < cols - d ? rows : cols - d, b = band_first(d);
+    return e > b ? e - b : 0;
 }
 
 static int64_t ell_bytes(int64_t slots, int64_t vs) { return slots * vs + 1 + (slots + 1) / 2; }
@@ -141,7 +153,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         sum2 += (int64_t)c * c;
         if (c == cols) full_rows++, row_mask |= 1u << i;
         else if (c != 0) rows_ok = 0;
-        if (cfg->variant != 0 || !cols_ok) continue;
+        if (cfg->variant == 1 || !cols_ok) continue;
         /* every column is empty or full exactly when every row has the same column set */
         unsigned set = 0;
         for (int k = 0; k < c; k++) set |= 1u << (col[v->start[i] + k] - v->tc * TD);
@@ -154,7 +166,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     ch->row_mask = (uint16_t)row_mask;
     ch->col_mask = (uint16_t)col_mask;
     int fmt = SPMVPORT_TILE_CSR, width = maxrow;
-    if (cfg->variant == 0) {
+    if (cfg->variant != 1) {
         if ((int64_t)TILE_DENSE_DEN * nnz >= (int64_t)TILE_DENSE_NUM * area) fmt = SPMVPORT_TILE_DENSE;
         else if (nnz <= TILE_COO_MAX) fmt = SPMVPORT_TILE_COO;
         else if (rows_ok) fmt = SPMVPORT_TILE_DENSE_ROW;
@@ -210,6 +222,29 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     case SPMVPORT_TILE_DENSE_ROW: ch->slots = full_rows * cols; ch->idx_bytes = 2; break;
     default: ch->slots = full_cols * rows; ch->idx_bytes = 2; break;
     }
+    /* BAND (variant 0) replaces a stored, undeferred choice when all entries lie on at most 7 adjacent
+     * diagonals and its payload (values only) is no larger: a lane's value and x addresses then follow from
+     * the tile header alone (one round trip instead of index then x), e.g. a stencil's identity tiles (16
+     * slots, no index bytes; ELL had 9 more), tridiagonal tiles (46 slots; ELL had 48 and 25 index bytes) and
+     * the one-entry corner tiles of its +-1 neighbours (1 slot; COO had 1 index byte). A COO tile only when
+     * the band has no hole, so graphs' scattered COO tiles stay COO (and deferrable). */
+    if (!cfg->band || !ch->stored || ch->deferred > 0 || nnz == 0) return;
+    int lo = TD, hi = -TD;
+    for (int i = 0; i < rows; i++)
+        for (int k = 0; k < v->cnt[i]; k++) {
+            const int d = col[v->start[i] + k] - v->tc * TD - i;
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+        }
+    if (hi - lo + 1 > SPMVPORT_TILE_BAND_MAXND) return;
+    int64_t band = 0;
+    for (int d = lo; d <= hi; d++) band += band_len(rows, cols, d);
+    if (band * vs > (int64_t)ch->slots * vs + ch->idx_bytes || (fmt == SPMVPORT_TILE_COO && band != nnz)) return;
+    memset(ch, 0, sizeof *ch);
+    ch->fmt = SPMVPORT_TILE_BAND;
+    ch->stored = 1;
+    ch->lo = lo, ch->nd = hi - lo + 1;
+    ch->slots = (int32_t)band;
 }
 
 /* ==============================================================================================================
@@ -329,7 +364,7 @@ static void write_tile(const tile_out *o, const tile_view *v, const tile_choice 
     const int32_t *col = o->A->col_idx;
     const int rows = v->rowlen, cols = v->collen;
     int32_t pos_of[TD][TD]; /* CSR position of (row, col) in the tile, -1 for none (dense payloads) */
-    if (ch->fmt >= SPMVPORT_TILE_DENSE) {
+    if (ch->fmt >= SPMVPORT_TILE_DENSE) { /* Dense, DenseRow, DenseCol, Band */
         for (int i = 0; i < rows; i++) {
             for (int j = 0; j < cols; j++) pos_of[i][j] = -1;
             for (int k = 0; k < v->cnt[i]; k++) pos_of[i][col[v->start[i] + k] - v->tc * TD] = v->start[i] + k;
@@ -367,6 +402,12 @@ static void write_tile(const tile_out *o, const tile_view *v, const tile_choice 
         for (int j = 0; j < cols; j++)
             for (int i = 0, d = 0; i < rows; i++)
                 if (ch->row_mask >> i & 1) put_slot(o, s0 + (int64_t)j * nd + d++, pos_of[i][j]);
+        break;
+    }
+    case SPMVPORT_TILE_BAND: { /* diagonal after diagonal, rows inside the tile only; holes are padding */
+        int64_t s = s0;
+        for (int d = ch->lo; d < ch->lo + ch->nd; d++)
+            for (int i = band_first(d), e = i + band_len(rows, cols, d); i < e; i++) put_slot(o, s++, pos_of[i][i + d]);
         break;
     }
     default: /* DENSE_COL */
@@ -407,7 +448,7 @@ static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, i
             choose(&v, o->A->col_idx, cfg, &ch);
             if (!ch.stored || ch.fmt != f) continue;
             o->tile_col[t0] = v.tc;
-            o->fmt[t0] = (uint8_t)ch.fmt;
+            o->fmt[t0] = (uint8_t)(ch.fmt == SPMVPORT_TILE_BAND ? SPMVPORT_TILE_BAND_BYTE(ch.lo, ch.nd) : ch.fmt);
             o->off[2 * t0] = (int32_t)s0;
             o->off[2 * t0 + 1] = (int32_t)b0;
             t0++;
@@ -454,8 +495,9 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
         spmvport_msg(msg, msglen, "tile: warp size %d; the tile kernels take 32 or 64", warp_size);
         return SPMV_STATUS_NOT_SUPPORTED;
     }
-    if (opt->tile_variant != 0 && opt->tile_variant != 1) {
-        spmvport_msg(msg, msglen, "tile: options.tile_variant = %d; expected 0 (ADPT) or 1 (all CSR)",
+    if (opt->tile_variant < 0 || opt->tile_variant > 2) {
+        spmvport_msg(msg, msglen,
+                     "tile: options.tile_variant = %d; expected 0 (ADPT + band), 1 (all CSR) or 2 (seven formats)",
                      opt->tile_variant);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -472,6 +514,10 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
     if (opt->tile_balance < 0 || opt->tile_balance > TILE_MAX_BALANCE) {
         spmvport_msg(msg, msglen, "tile: options.tile_balance = %d; expected 0 (8) .. %d", opt->tile_balance,
                      TILE_MAX_BALANCE);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_band_batch != 0 && opt->tile_band_batch != 2 && opt->tile_band_batch != 4) {
+        spmvport_msg(msg, msglen, "tile: options.tile_band_batch = %d; expected 0 (4), 2 or 4", opt->tile_band_batch);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
@@ -526,11 +572,12 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
-                 cfg->variant ? "csr" : "adpt", cfg->deferred, (long long)balance,
-                 (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)z->tiles,
+                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
+                 (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
+                 (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -614,7 +661,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t balance = opt->tile_balance > 0 ? opt->tile_balance : TILE_DEFAULT_BALANCE;
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
-    tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision)};
+    tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
+                    opt->tile_variant == 0 && opt->tile_inflight == 0};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
@@ -643,6 +691,15 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         cfg.deferred = 1;
         st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
                        msglen);
+    }
+    /* band tiles only where they are at least half the stored tiles: the band batch kernel they need has more
+     * registers (64 instead of 40 on sm_90, f64), so fewer resident warps for the other tiles' chains. Pass 1
+     * again without them otherwise (band tiles take no deferred entries, so the deferral choice stands). */
+    if (st == SPMV_STATUS_SUCCESS && cfg.band && 2 * z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles) {
+        cfg.band = 0;
+        if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
+        st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                       cfg.deferred ? def_ptr : NULL, msg, msglen);
     }
     if (!cfg.deferred) {
         free(def_ptr);
@@ -738,6 +795,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_BALANCE] = balance;
     p[SPMVPORT_TILE_P_DEFERRED] = cfg.deferred;
     p[SPMVPORT_TILE_P_INFLIGHT] = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
+    /* band tiles exist only with the band batch kernel */
+    p[SPMVPORT_TILE_P_BAND_BATCH] = cfg.band ? (opt->tile_band_batch > 0 ? opt->tile_band_batch : 4) : 0;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

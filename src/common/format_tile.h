@@ -19,6 +19,10 @@
  *                   slot c*rowlen+r (structural zeros stored as 0 and skipped)
  *   DENSE_ROW  idx: 2 bytes, mask of the full rows (bit r);  values: slot c*nd+d, d = rank of row r in the mask
  *   DENSE_COL  idx: 2 bytes, mask of the full columns;       values: slot q*rowlen+r, q = rank of column c
+ *   BAND       idx: nothing; the diagonals lo .. lo+nd-1 (d = c - r, -15 <= lo, lo+nd-1 <= 15, nd <= 7) are in
+ *                   the tile_fmt byte itself; values: diagonal after diagonal, each holding only its rows inside
+ *                   the tile (rows max(0,-d) .. min(rowlen, collen-d)-1), 0 where the entry is absent (skipped).
+ *                   Lane r's loads need only the tile header: value and x addresses without an index round trip.
  */
 #ifndef SPMVPORT_FORMAT_TILE_H
 #define SPMVPORT_FORMAT_TILE_H
@@ -37,14 +41,24 @@ enum {
     SPMVPORT_TILE_DENSE = 4,
     SPMVPORT_TILE_DENSE_ROW = 5,
     SPMVPORT_TILE_DENSE_COL = 6,
-    SPMVPORT_TILE_NFORMATS = 7
+    SPMVPORT_TILE_BAND = 7, /* selection code; the stored byte is SPMVPORT_TILE_BAND_BYTE(lo, hi) >= 16 */
+    SPMVPORT_TILE_NFORMATS = 8
 };
+
+/* A band tile's tile_fmt byte: nd diagonals from lo, -15 <= lo, lo + nd - 1 <= 15, 1 <= nd <= 7 (bytes 16..232). */
+#define SPMVPORT_TILE_BAND_MAXND 7
+#define SPMVPORT_TILE_BAND_BYTE(lo, nd) (16 + ((lo) + 15) * 7 + (nd) - 1)
+#define SPMVPORT_TILE_BAND_LO(b) (((b) - 16) / 7 - 15)
+#define SPMVPORT_TILE_BAND_ND(b) (((b) - 16) % 7 + 1)
+#define SPMVPORT_TILE_IS_BAND(b) ((b) >= 16)
+/* Selection code of a tile_fmt byte (tiles of a tile row are grouped by it). */
+#define SPMVPORT_TILE_KIND(b) (SPMVPORT_TILE_IS_BAND(b) ? SPMVPORT_TILE_BAND : (b))
 
 /* Array slots of format tile (spmvport_format_data.arrays[]); every slot exists, possibly with 0 bytes. */
 enum {
     SPMVPORT_TILE_A_PTR = 0,       /* int32 [tile_rows + 1]: first tile of each tile row */
     SPMVPORT_TILE_A_COL = 1,       /* int32 [tiles]: tile column */
-    SPMVPORT_TILE_A_FMT = 2,       /* uint8 [tiles]: tile format code */
+    SPMVPORT_TILE_A_FMT = 2,       /* uint8 [tiles]: tile format code (band tiles: SPMVPORT_TILE_BAND_BYTE) */
     SPMVPORT_TILE_A_OFF = 3,       /* int32 [2 * (tiles + 1)]: {value offset, index byte offset} per tile */
     SPMVPORT_TILE_A_IDX = 4,       /* uint8 [index bytes]: per-tile index payloads */
     SPMVPORT_TILE_A_VAL = 5,       /* T [value slots]: per-tile values (is_values) */
@@ -72,11 +86,13 @@ enum {
     SPMVPORT_TILE_P_DEF_NNZ = 5,   /* deferred non-zeros (0: no deferred part) */
     SPMVPORT_TILE_P_DEF_WARPS = 6, /* csr_lb chunks of the deferred part */
     SPMVPORT_TILE_P_DEF_CHUNK = 7, /* csr_lb non-zeros per chunk */
-    SPMVPORT_TILE_P_VARIANT = 8,   /* 0 ADPT, 1 all-CSR */
+    SPMVPORT_TILE_P_VARIANT = 8,   /* 0 ADPT with band tiles, 1 all-CSR, 2 the paper's seven formats */
     SPMVPORT_TILE_P_BALANCE = 9,   /* most tiles per task */
     SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
     SPMVPORT_TILE_P_DEF_EMPTY = 11, /* rows without deferred entries (the split's empty rows) */
-    SPMVPORT_TILE_P_INFLIGHT = 12   /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
+    SPMVPORT_TILE_P_INFLIGHT = 12,  /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
+    SPMVPORT_TILE_P_BAND_BATCH = 13 /* 0, or 2 / 4: the kernel takes a group's tiles that many at a time, band
+                                       tiles' loads together (inflight automatic, at least half the tiles band) */
 };
 
 /* Fields of a task record and of a split record. */

@@ -13,6 +13,8 @@
  *   DENSE      slots c*rowlen + r for c < collen (zeros skipped)
  *   DENSE_ROW  when row r is full: slots c*nd + rank(r)
  *   DENSE_COL  full columns c: slot rank(c)*rowlen + r
+ *   BAND       (nd diagonals from lo, in the format byte) diagonal d = lo + k in order: its slot for row r,
+ *              column r + d, when both are inside the tile (diagonals stored one after another; zeros skipped)
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
@@ -63,6 +65,18 @@ static inline int popcount16(unsigned v)
     static void tile_##SUFFIX(REAL *acc, int fmt, const uint8_t *idx, const REAL *val, int nv, int rowlen,    \
                               int collen, const REAL *xs)                                                    \
     {                                                                                                        \
+        if (SPMVPORT_TILE_IS_BAND(fmt)) { /* diagonals lo.., each with its rows inside the tile only */   \
+            const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_ND(fmt);                      \
+            for (int k = 0, base = 0; k < nd; k++) {                                                         \
+                const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;   \
+                for (int r = rs; r < re; r++) {                                                              \
+                    const REAL v = val[base + r - rs];                                                       \
+                    if (v != (REAL)0) acc[r] += v * xs[r + d];                                               \
+                }                                                                                            \
+                base += re > rs ? re - rs : 0;                                                               \
+            }                                                                                                \
+            return;                                                                                          \
+        }                                                                                                    \
         switch (fmt) {                                                                                       \
         case SPMVPORT_TILE_CSR:                                                                              \
             for (int r = 0; r < rowlen; r++) {                                                               \

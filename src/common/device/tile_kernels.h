@@ -44,7 +44,7 @@ PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
 /* In-tile index k of a nibble array (two per byte, low nibble first). */
 PORT_DEVICE int tile_nibble(const unsigned char *__restrict__ p, int k)
 {
-    return (port_ldg(p + (k >> 1)) >> ((k & 1) * 4)) & 15;
+    return (port_ld_stream(p + (k >> 1)) >> ((k & 1) * 4)) & 15;
 }
 
 /* Rank of bit b in a 16-bit mask: the set bits below it. */
@@ -56,8 +56,8 @@ PORT_DEVICE void tile_coo(T &acc, const unsigned char *__restrict__ idx, const T
                           const T *__restrict__ xc, int r)
 {
     for (int j = j0; j < cnt; j++) {
-        const int b = port_ldg(idx + j);
-        const T v = port_ldg(val + j); /* loaded with the index: no dependent load */
+        const int b = port_ld_stream(idx + j);
+        const T v = port_ld_stream(val + j); /* loaded with the index: no dependent load */
         if ((b >> 4) == r) acc += v * port_ldg(xc + (b & 15));
     }
 }
@@ -69,28 +69,63 @@ PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T
 {
     if (r >= rowlen) return;
     for (int k = k0, s = k0 * rowlen + r; k < w; k++, s += rowlen) {
-        const T v = port_ldg(val + s);
-        const int c = tile_nibble(nib, s);
-        if (v != T(0)) acc += v * port_ldg(xc + c);
+        const T v = port_ld_stream(val + s);
+        const T xv = port_ldg(xc + tile_nibble(nib, s)); /* padding's nibble is 0: always a valid x; not
+                                                            waiting for v keeps the slots' loads overlapped */
+        if (v != T(0)) acc += v * xv;
+    }
+}
+
+/* BAND (nd diagonals from lo, in the format byte): diagonal d = lo + k holds rows max(0, -d) .. re(d) - 1 of
+ * the tile, stored one diagonal after another. Every address follows from the header, so each batch of up to 4
+ * diagonals issues its value and x loads together: one round trip. */
+template <typename T, int NB = 4>
+PORT_DEVICE void tile_band(T &acc, int fmt, const T *__restrict__ val, int rowlen, int collen,
+                           const T *__restrict__ xc, int r, int k1 = 0)
+{
+    const int lo = SPMVPORT_TILE_BAND_LO(fmt), nd = SPMVPORT_TILE_BAND_ND(fmt);
+    int base = 0;
+    for (int k = 0; k < k1; k++) { /* skip diagonals 0..k1-1 */
+        const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
+        base += re > rs ? re - rs : 0;
+    }
+    for (int k0 = k1; k0 < nd; k0 += NB) {
+        T v[NB], xv[NB];
+#pragma unroll
+        for (int i = 0; i < NB; i++) {
+            const int d = lo + k0 + i, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
+            const bool in = k0 + i < nd && r >= rs && r < re;
+            v[i] = in ? port_ld_stream(val + base + r - rs) : T(0);
+            xv[i] = in ? port_ldg(xc + r + d) : T(0);
+            base += re > rs ? re - rs : 0;
+        }
+#pragma unroll
+        for (int i = 0; i < NB; i++)
+            if (v[i] != T(0)) acc += v[i] * xv[i];
     }
 }
 
 /* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
- * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest. */
-template <typename T>
+ * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest.
+ * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers). */
+template <typename T, bool BAND>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
                             int rowlen, int collen, const T *__restrict__ xc, int r)
 {
+    if (BAND && SPMVPORT_TILE_IS_BAND(fmt)) {
+        tile_band<T, 2>(acc, fmt, val, rowlen, collen, xc, r);
+        return;
+    }
     switch (fmt) {
     case SPMVPORT_TILE_ELL:
     case SPMVPORT_TILE_HYB: {
-        const int w = port_ldg(idx);
+        const int w = port_ld_stream(idx);
         if (r < rowlen) {
             int s = r, k = 0;
             do {
-                const T v = port_ldg(val + s);
-                const int c = tile_nibble(idx + 1, s);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + s);
+                const T xv = port_ldg(xc + tile_nibble(idx + 1, s)); /* padding: nibble 0, a valid x */
+                if (v != T(0)) acc += v * xv;
                 s += rowlen;
             } while (++k < w);
         }
@@ -102,32 +137,32 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
     }
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
-            const int end = r + 1 < rowlen ? port_ldg(idx + r + 1) : nv;
-            for (int k = port_ldg(idx + r); k < end; k++)
-                acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            const int end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : nv;
+            for (int k = port_ld_stream(idx + r); k < end; k++)
+                acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         }
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 0; c < collen; c++) {
-                const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
+                if (v != T(0)) acc += v * xv;
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
     default: { /* SPMVPORT_TILE_DENSE_COL: full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     }
@@ -193,7 +228,7 @@ PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__re
     switch (h.fmt) {
     case SPMVPORT_TILE_ELL: tile_ell(acc, idx + 1, val, 1, a, rowlen, xc, r); break;
     case SPMVPORT_TILE_CSR:
-        for (int k = a; k < b; k++) acc += port_ldg(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+        for (int k = a; k < b; k++) acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 1, h.nv, xc, r); break;
     case SPMVPORT_TILE_HYB: {
@@ -205,23 +240,23 @@ PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__re
     case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
         if (r < rowlen)
             for (int c = 1; c < collen; c++) {
-                const T v = port_ldg(val + c * rowlen + r);
-                if (v != T(0)) acc += v * port_ldg(xc + c);
+                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
+                if (v != T(0)) acc += v * xv;
             }
         break;
     case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (mask >> r & 1) {
             const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ldg(val + c * nd + d) * port_ldg(xc + c);
+            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
         }
         break;
     }
     case SPMVPORT_TILE_DENSE_COL: { /* full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ldg(idx) | (unsigned)port_ldg(idx + 1) << 8;
+        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
         if (r < rowlen)
             for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ldg(val + (q++) * rowlen + r) * port_ldg(xc + c);
+                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
         break;
     }
     default: break;
@@ -277,12 +312,71 @@ struct tile_batch_sum<1, T> {
     {
         const long long c0 = (long long)h[0].col * tile_dim;
         const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-        tile_apply<T>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
+        tile_apply<T, false>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
     }
 };
 
-/* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4). */
-template <int W, typename T, int L>
+/* Band batches (B = 2 or 4 tiles, tile_band_batch): a group's next B tiles, headers loaded together (one round
+ * trip). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
+ * loaded together (their addresses follow from the headers), then added in tile order, each followed by its
+ * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). Otherwise tile
+ * after tile. sm_90 f64: 64 registers with B = 4, 48 with B = 2 (f32: 48 both). */
+template <int G, int B, typename T>
+PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restrict__ tile_col,
+                                    const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                                    const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
+                                    const T *__restrict__ x, int n, int rowlen, int r)
+{
+    for (; b0 < last; b0 += B * G) {
+        int col[B], fmt[B], v0[B]; /* the rest of a header is loaded only off the band path: fewer registers */
+        bool band = true;
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            const int t = b0 + i * G;
+            col[i] = t < last ? port_ldg(tile_col + t) : 0;
+            fmt[i] = t < last ? port_ldg(tile_fmt + t) : -1;
+            v0[i] = t < last ? port_ldg(tile_off + 2 * t) : 0;
+            band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
+        }
+        if (band) {
+            T lv[B], lx[B];
+#pragma unroll
+            for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
+                const long long c0 = (long long)col[i] * tile_dim;
+                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+                const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
+                const int re = rowlen < collen - d ? rowlen : collen - d;
+                const bool in = fmt[i] >= 0 && r >= rs && r < re;
+                lv[i] = in ? port_ld_stream(tile_val + v0[i] + r - rs) : T(0);
+                lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
+            }
+#pragma unroll
+            for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
+#pragma unroll
+            for (int i = 0; i < B; i++) {
+                if (fmt[i] < 0) break;
+                acc += lv[i];
+                if (SPMVPORT_TILE_BAND_ND(fmt[i]) > 1) {
+                    const long long c0 = (long long)col[i] * tile_dim;
+                    const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+                    tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 1);
+                }
+            }
+        } else {
+            /* not unrolled (one copy of tile_apply); the headers again, from L1 */
+            for (int t = b0; t < last && t < b0 + B * G; t += G) {
+                const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
+                const long long c0 = (long long)h.col * tile_dim;
+                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+                tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
+            }
+        }
+    }
+}
+
+/* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
+ * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4). */
+template <int W, typename T, int L, int BB>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -302,19 +396,24 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
-    /* Group g takes tiles first + g, first + g + G, ..., L at a time. The L headers (a broadcast line each) are
-     * loaded one batch ahead, so their round trip overlaps the previous batch (tile_batch_sum). x is read
-     * through the read-only cache (no staging, no shared memory), and no warp operation sits in the loop: the
-     * groups run independently until the butterfly. */
+    /* Group g takes tiles first + g, first + g + G, ...: BB, 4 at a time (tile_group_batches); else L at a time,
+     * the L headers (a broadcast line each) loaded one batch ahead, so their round trip overlaps the previous
+     * batch (tile_batch_sum). x is read through the read-only cache (no staging, no shared memory), and no warp
+     * operation sits in the loop: the groups run independently until the butterfly. */
     T acc = T(0);
-    tile_meta h[L];
-    tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, first + g, G, last);
-    for (int b0 = first + g; b0 < last; b0 += L * G) {
-        tile_meta hn[L];
-        tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
-        tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
+    if (BB) {
+        tile_group_batches<G, (BB > 0 ? BB : 1), T>(acc, first + g, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n,
+                                 rowlen, r);
+    } else {
+        tile_meta h[L];
+        tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, first + g, G, last);
+        for (int b0 = first + g; b0 < last; b0 += L * G) {
+            tile_meta hn[L];
+            tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
+            tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
-        for (int i = 0; i < L; i++) h[i] = hn[i];
+            for (int i = 0; i < L; i++) h[i] = hn[i];
+        }
     }
     for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
     if (lane < rowlen) {
@@ -359,6 +458,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t chunk = prm[SPMVPORT_TILE_P_DEF_CHUNK], inflight = prm[SPMVPORT_TILE_P_INFLIGHT];
     const spmvport_array *a = fd->arrays;
     if (inflight != 1 && inflight != 2 && inflight != 4) return "tile: tiles in flight per group not 1, 2 or 4";
+    const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
+    if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
+        return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
     if (tiles < 0 || tasks < (fd->m > 0 ? 1 : 0) || tasks >= INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || splits < 0 ||
         carries < 0 || carries > INT32_MAX / tile_dim || a[SPMVPORT_TILE_A_COL].bytes != (size_t)tiles * i4 ||
         a[SPMVPORT_TILE_A_FMT].bytes != (size_t)tiles || a[SPMVPORT_TILE_A_OFF].bytes != 2 * ((size_t)tiles + 1) * i4 ||
@@ -366,6 +468,11 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         a[SPMVPORT_TILE_A_SPLIT].bytes != SPMVPORT_TILE_SPLIT_FIELDS * ((size_t)splits + 1) * i4 ||
         a[SPMVPORT_TILE_A_CARRY].bytes != (size_t)carries * tile_dim * vs)
         return "tile: tile, task or carry arrays inconsistent with the parameters";
+    if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 0 && fd->arrays[SPMVPORT_TILE_A_FMT].data != NULL) {
+        const unsigned char *f = (const unsigned char *)fd->arrays[SPMVPORT_TILE_A_FMT].data;
+        for (int64_t t = 0; t < prm[SPMVPORT_TILE_P_TILES]; t++) /* only the band batch kernel reads them */
+            if (SPMVPORT_TILE_IS_BAND(f[t])) return "tile: band tiles without band batches";
+    }
     if (dnnz < 0 || dnnz > INT32_MAX || (dnnz > 0 && (chunk <= 0 || chunk % warp != 0 || chunk > INT32_MAX ||
                                                       dwarps < 1 || dwarps > INT32_MAX || dwarps * chunk < dnnz)))
         return "tile: deferred part's csr_lb split inconsistent";
@@ -405,16 +512,23 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     const T *tval = (const T *)d[SPMVPORT_TILE_A_VAL];
     switch (prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
     case 4:
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4>)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, 0>)
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     case 2:
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 2>)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 2, 0>)
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     default:
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1>)
-        (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     }
     if (splits > 0)
