@@ -261,14 +261,17 @@ typedef struct spmv_plan_options {
     /* SPMV_FORMAT_EHYB */
     int ehyb_plan_ordering;      /* 1 = x and y are in the plan's ordering (spmv_plan_get_permutation) */
     int ehyb_seed;               /* METIS seed; 0 = a fixed default, so plans are reproducible */
-    int ehyb_batch;              /* entries each lane of the kernel loads before using them: 0 = 4; 8 puts twice as
-                                  * many loads in flight (and spills a few registers at two blocks per SM) */
+    int ehyb_batch;              /* entries each lane of the kernel loads before using them: 0 = 8 for f32 and for
+                                  * small matrices, else 4; 8 puts twice as many loads in flight (and spills a few
+                                  * registers at two blocks per SM) */
+    int ehyb_parts;              /* 0 = part count from the device (docs/formats/ehyb.md); else aim at this many
+                                  * parts (thread blocks), raised where a segment would not fit shared memory */
     /* SPMV_FORMAT_AUTO */
     int auto_tune;               /* 0 = choose from the row-length profile; 1 = build every candidate format the
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[10];            /* zero; room for more options without breaking the ABI */
+    int reserved[9];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

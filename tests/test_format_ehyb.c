@@ -380,6 +380,52 @@ Test(ehyb, device_h100_and_mi250)
     device_variant(&mi250, 64, SPMV_F64, 0);
 }
 
+/* options.ehyb_parts: few and many parts (past the rows of the small cases too) walk correctly */
+Test(ehyb, parts_option)
+{
+    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
+                               .shared_mem_per_block = 232448};
+    static const int counts[] = {1, 3, 37};
+    support_case *cases;
+    int n = support_edge_corpus(SPMV_F64, &cases);
+    for (int c = 0; c < 3; c++) {
+        spmv_plan_options_t opt = options(32, 0, 0);
+        opt.ehyb_parts = counts[c];
+        for (int i = 0; i < n; i++) {
+            spmvport_format_data fd;
+            build(&fd, cases[i].A, 32, &h100, &opt);
+            check_invariants(&fd, cases[i].A, cases[i].name);
+            run_direct(&fd, cases[i].A, cases[i].name);
+            check_invariants(&fd, cases[i].A, cases[i].name);
+            spmvport_format_data_free(&fd);
+        }
+    }
+    support_cases_free(cases, n);
+}
+
+/* A small matrix on a 132-multiprocessor device: one part per 4 slices (8000 rows: 62 parts, not the former 7),
+ * batch 8 in f64 too */
+Test(ehyb, small_matrix_parts)
+{
+    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
+                               .shared_mem_per_block = 232448};
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:7:20", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t opt = options(32, 0, 0);
+    spmvport_format_data fd;
+    build(&fd, A, 32, &h100, &opt);
+    check_invariants(&fd, A, "stencil3d:7:20");
+    run_direct(&fd, A, "stencil3d:7:20");
+    const char *st = fd.stats;
+    cr_assert(strstr(st, "small=1;") != NULL && strstr(st, "batch=8;") != NULL, "%s", st);
+    const char *pp = strstr(st, ";parts=");
+    cr_assert(pp != NULL);
+    const int parts = atoi(pp + 7);
+    cr_assert(parts >= 40 && parts <= 62, "parts %d", parts);
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+}
+
 Test(ehyb, bad_options)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -394,6 +440,11 @@ Test(ehyb, bad_options)
     opt.ehyb_batch = 3;
     cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
     cr_assert(strstr(spmv_last_error(ctx), "ehyb_batch") != NULL, "%s", spmv_last_error(ctx));
+    cr_assert_null(plan);
+    opt = options(0, 0, 0);
+    opt.ehyb_parts = -1;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(spmv_last_error(ctx), "ehyb_parts") != NULL, "%s", spmv_last_error(ctx));
     cr_assert_null(plan);
     spmvport_format_data fd;
     char msg[SPMVPORT_MSG_LEN] = "";

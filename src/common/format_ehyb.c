@@ -4,8 +4,9 @@
  *
  * Steps (the layout itself is described in format_ehyb.h and docs/formats/ehyb.md):
  *  1. part count: K x P parts (P multiprocessors, K the smallest integer with n * sizeof(value) / (K * P) below
- *     the shared-memory budget of a block, but at least the blocks resident per multiprocessor), bounded so no
- *     part is tinier than one slice per warp of a block and every x segment fits the budget and 16 bits;
+ *     the shared-memory budget of a block, but at least the blocks resident per multiprocessor); a small matrix
+ *     (fewer rows than those blocks' threads) gets at most one part per multiprocessor of >= 4 slices, and
+ *     enough that each block's slices take one round of its warps; every x segment fits the budget and 16 bits;
  *  2. partition of the symmetrised pattern (vertex v = row v and column v; no self loops, weight 1 + the row's
  *     entries) with METIS k-way and a fixed seed; oversized parts are cut, empty ones dropped;
  *  3. renumbering by part, rows sorted by descending in-part count inside each part (symmetric for square A);
@@ -41,6 +42,8 @@
 #define EHYB_ER_ROW_BYTES 64.0
 /* Cost, in bytes moved, of a row in the far ER part: its fences, ticket and partial sums (H200: ~800). */
 #define EHYB_FAR_ROW_BYTES 768.0
+/* Fewest slices of W rows in a part of a small matrix (see choose_part_count). */
+#define EHYB_MIN_PART_SLICES 4
 
 /* ==================================================================================================
  * Build state: every temporary lives here and is freed by build_free on every path.
@@ -49,12 +52,13 @@
 typedef struct {
     /* inputs */
     const spmv_matrix_t *A;
-    int W, plan_ordering, seed, batch;
+    int W, plan_ordering, seed, batch, parts_option;
     size_t vsize;
     int32_t nv; /* vertices: max(m, n) */
     /* step 1 */
     int P;
     int64_t K, target_parts, cap;
+    int small; /* fewer rows than the threads of K x P blocks: the part count of a small matrix */
     size_t budget;
     /* step 2-3 */
     int32_t *part;    /* [nv] part of each vertex */
@@ -141,9 +145,21 @@ static void choose_part_count(ehyb_build *b, const spmv_device_info_t *dev)
     if (b->K < SPMVPORT_EHYB_BLOCKS_PER_SM) b->K = SPMVPORT_EHYB_BLOCKS_PER_SM;
     const int64_t nv = b->nv;
     int64_t parts = b->K > nv / b->P + 1 ? nv : b->K * b->P;
-    /* no part smaller than one slice per warp of its block: tinier parts idle warps and multiply ER entries */
-    const int64_t most = nv / SPMVPORT_EHYB_BLOCK_THREADS > 1 ? nv / SPMVPORT_EHYB_BLOCK_THREADS : 1;
-    if (parts > most) parts = most;
+    if (nv < parts * SPMVPORT_EHYB_BLOCK_THREADS) {
+        /* a small matrix: fewer rows than the threads of K x P blocks. Busy warps per multiprocessor, not blocks,
+         * set the speed: two blocks on one multiprocessor keep no more warps busy than one block with both their
+         * slices, but cut more entries. So at most one part per multiprocessor, each of at least
+         * EHYB_MIN_PART_SLICES slices (tinier parts make most entries ER); then enough parts that a block's warps
+         * take all its slices in one round (room for METIS's imbalance), not two (the former cap of one slice
+         * per warp left 8 blocks of 34 slices, 2 rounds, on bcsstk33's 8.7k rows and 124 idle multiprocessors) */
+        const int64_t min_rows = (int64_t)EHYB_MIN_PART_SLICES * b->W, warps = SPMVPORT_EHYB_BLOCK_THREADS / b->W;
+        int64_t small = nv / min_rows < b->P ? nv / min_rows : b->P;
+        const int64_t one_round = (nv + (warps - 2) * b->W - 1) / ((warps - 2) * b->W);
+        if (small < one_round) small = one_round;
+        if (small < parts) parts = small;
+        b->small = 1;
+    }
+    if (b->parts_option > 0) parts = b->parts_option; /* options.ehyb_parts: measured choices */
     /* but enough parts for every segment to fit, with room for METIS's 3% imbalance */
     const int64_t fill = cap * 9 / 10 > 0 ? cap * 9 / 10 : 1;
     const int64_t need = ((int64_t)b->A->n + fill - 1) / fill;
@@ -839,11 +855,11 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
     const double padding = ((double)b->ell_slots + b->er_slots - b->A->nnz) / nnz;
     const int64_t far = b->A->nnz - b->ell_nnz - b->near_nnz;
     spmvport_msg(fd->stats, sizeof fd->stats,
-                 "partitioner=%s;K=%lld;P=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
+                 "partitioner=%s;K=%lld;P=%d;small=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
                  "ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
                  "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;batch=%d;"
                  "graph_ms=%.2f;metis_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
-                 b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
+                 b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->small, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
                  b->width_max, b->near_width_max, (double)b->ell_nnz / nnz, (double)(b->A->nnz - b->ell_nnz) / nnz,
                  (double)far / nnz, b->n_er, b->n_long, b->n_chunks, b->n_er_slices, padding,
                  b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->graph_ms, b->metis_ms, b->reorder_ms,
@@ -880,7 +896,12 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
         return SPMV_STATUS_INVALID_MATRIX;
     }
     if (opt->ehyb_batch != 0 && opt->ehyb_batch != 4 && opt->ehyb_batch != 8) {
-        spmvport_msg(msg, msglen, "ehyb: options.ehyb_batch = %d; expected 0 (default, 4), 4 or 8", opt->ehyb_batch);
+        spmvport_msg(msg, msglen, "ehyb: options.ehyb_batch = %d; expected 0 (default), 4 or 8", opt->ehyb_batch);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->ehyb_parts < 0) {
+        spmvport_msg(msg, msglen, "ehyb: options.ehyb_parts = %d; expected 0 (default) or a part count",
+                     opt->ehyb_parts);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     ehyb_build b;
@@ -889,10 +910,14 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
     b.W = fd->warp_size;
     b.plan_ordering = opt->ehyb_plan_ordering;
     b.seed = opt->ehyb_seed != 0 ? opt->ehyb_seed : EHYB_DEFAULT_SEED;
-    b.batch = opt->ehyb_batch != 0 ? opt->ehyb_batch : 4;
+    b.parts_option = opt->ehyb_parts;
     b.vsize = spmvport_value_size(A->precision);
     b.nv = A->m > A->n ? A->m : A->n;
     choose_part_count(&b, dev);
+    /* batch 8 where measured or argued faster: f32 (H200 fem3d:3:48 0.082 -> 0.076 ms, stencil equal) and small
+     * matrices, whose few busy warps wait on one lane's chain of width / B round trips (8 halves it; the f64
+     * spill goes to an idle L1). f64 on large matrices keeps 4: there 8 spilled and the stencil lost 10%. */
+    b.batch = opt->ehyb_batch != 0 ? opt->ehyb_batch : b.vsize == sizeof(float) || b.small ? 8 : 4;
 
     spmv_status_t st = partition(&b, msg, msglen);
     double t0 = spmvport_now_ms();

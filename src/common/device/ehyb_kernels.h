@@ -85,19 +85,6 @@ PORT_DEVICE void ehyb_arrive(const ehyb_args<T> &a, int e, int slot, T v)
  * whose every entry would wait a full memory latency). The sums are the same whatever B. At the 32-register
  * bound, B = 4 spills nothing; B = 8 spills 8 (f32) to 24 (f64) bytes but has twice the loads in flight. */
 
-/* ER work item w < chunks: a chunk of a long row, summed by the whole warp. Entries are read once: streaming. */
-template <int W, typename T>
-PORT_DEVICE void ehyb_chunk(const ehyb_args<T> &a, int w, int lane)
-{
-    const int *c = a.er_work + 4 * w;
-    const int e = port_ldg(c), piece = port_ldg(c + 1), end = port_ldg(c + 3);
-    T sum = T(0);
-    for (int q = port_ldg(c + 2) + lane; q < end; q += W)
-        sum += port_ld_stream(a.er_val + q) * port_ldg(a.x + port_ld_stream(a.er_col + q));
-    for (int off = W / 2; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-    if (lane == 0) ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1) + 1 + piece, sum);
-}
-
 /* Adds count entries of one lane, entry k at q + k*W (er_col/er_val; column -1 = padding, skipped), in k order,
  * B at a time: columns and values of a batch, then its x reads, then the products. */
 template <int W, typename T, int B>
@@ -118,6 +105,19 @@ PORT_DEVICE T ehyb_er_sum(const ehyb_args<T> &a, int q, int count, T sum)
             if (j[u] >= 0) sum += v[u] * xv[u];
     }
     return sum;
+}
+
+/* ER work item w < chunks: a chunk of a long row, summed by the whole warp: lane l adds entries first + l + kW in
+ * k order, B at a time like every other loop (the former one-entry loop paid a round trip per entry; the chunk
+ * of a small matrix's long row can be the last arrival of its row), then the shuffle-down tree. */
+template <int W, typename T, int B>
+PORT_DEVICE void ehyb_chunk(const ehyb_args<T> &a, int w, int lane)
+{
+    const int *c = a.er_work + 4 * w;
+    const int e = port_ldg(c), piece = port_ldg(c + 1), q = port_ldg(c + 2) + lane, left = port_ldg(c + 3) - q;
+    T sum = ehyb_er_sum<W, T, B>(a, q, left > 0 ? (left + W - 1) / W : 0, T(0));
+    for (int off = W / 2; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
+    if (lane == 0) ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1) + 1 + piece, sum);
 }
 
 /* ER work item chunks + s: ER slice s, one row per lane (rank -1: no row), column-major with stride W. */
@@ -223,7 +223,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
         if (lane == 0) w = port_atomic_add(a.sync, 1);
         w = port_shfl_idx<W>(w, 0);
         if (w >= a.items) break;
-        if (w < a.chunks) ehyb_chunk<W, T>(a, w, lane);
+        if (w < a.chunks) ehyb_chunk<W, T, B>(a, w, lane);
         else ehyb_er_slice<W, T, B>(a, w - a.chunks, lane);
     }
     port_threadfence(); /* this warp's last ticket precedes its finish count */
