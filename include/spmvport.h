@@ -244,6 +244,9 @@ typedef struct spmv_plan_options {
                                   * more latency per lane but costs registers, hence resident warps */
     int tile_band_batch;         /* tiles per band batch (2 or 4); 0 = 4. 4: one round trip for up to 4 band
                                   * tiles but 64 registers (sm_90 f64); 2: 48 registers, more resident warps */
+    int tile_band_tasks;         /* consecutive tasks (tile rows) per warp with band batches, 1 .. 8; 0 = automatic
+                                  * (4 on plans of >= 65536 tasks, else 1). Above 1 the next task's records and
+                                  * headers load during this task's payload: 1 memory round trip per task, not 4 */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
@@ -268,7 +271,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[10];            /* zero; room for more options without breaking the ABI */
+    int reserved[9];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */
