@@ -15,6 +15,9 @@
  *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
  *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
  *                      slot when its tile row is split over several tasks.
+ *   tile_band_tasks_kernel  band batch plans with tile_band_tasks K > 1: K consecutive tasks per warp, each
+ *                      summed as tile_kernel sums it; the records and the next task's headers are coalesced loads
+ *                      read by shuffle, issued one task ahead, so a stencil task is one memory round trip.
  *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
  *                      alpha*sum + beta*y. No atomics: the result is deterministic.
  *   deferred COO       csr_lb (launch_lb, csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
