@@ -244,6 +244,9 @@ typedef struct spmv_plan_options {
                                   * more latency per lane but costs registers, hence resident warps */
     int tile_band_batch;         /* tiles per band batch (2 or 4); 0 = 4. 4: one round trip for up to 4 band
                                   * tiles but 64 registers (sm_90 f64); 2: 48 registers, more resident warps */
+    int tile_band_tasks;         /* consecutive tasks (tile rows) per warp with band batches, 1 .. 8; 0 = automatic
+                                  * (4 on plans of >= 65536 tasks, else 1). Above 1 the next task's records and
+                                  * headers load during this task's payload: 1 memory round trip per task, not 4 */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above

@@ -153,11 +153,13 @@ Test(SUITE, tile_band_batches, .timeout = 600)
         cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
                                             p ? SPMV_F32 : SPMV_F64, 0, 0),
                      SPMV_STATUS_SUCCESS);
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 8; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_inflight = v == 3 ? 1 : 0;
-            o.tile_band_batch = v == 4 ? 2 : 0;
+            o.tile_band_batch = v == 4 || v == 6 ? 2 : 0;
+            o.tile_band_tasks = v >= 5 ? 3 : 0; /* K tasks per warp: 385 tasks, the last warp ragged */
+            if (v == 7) o.tile_balance = 2, o.tile_band_tasks = 8; /* split rows' carries; 8 records a load */
             o.tile_deferred_coo = v == 1 ? 1 : 0;
             o.tile_balance = v == 2 ? 2 : 0;
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);
@@ -166,6 +168,41 @@ Test(SUITE, tile_band_batches, .timeout = 600)
         spmv_matrix_destroy(A);
     }
     free(ptr), free(col), free(val), free(valf);
+    spmv_context_destroy(ctx);
+}
+
+/* tile_band_tasks_kernel on tasks of more than W tiles (a second header load per task): 41 shifted identities
+ * (columns i + 16 j, |j| <= 20) make every tile a band tile; tile_balance 64 keeps a tile row in one task. */
+Test(SUITE, tile_band_long_tasks, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int32_t m = 16 * 16 * 40 + 5, nj = 41;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)nj * m * sizeof *col);
+    double *val = malloc((size_t)nj * m * sizeof *val);
+    cr_assert(ptr && col && val);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        for (int j = -20; j <= 20; j++) {
+            const int32_t c = i + 16 * j;
+            if (c >= 0 && c < m) col[nnz] = c, val[nnz] = j == 0 ? 50.0 : -1.0 + (double)((i + j) % 7) / 8, nnz++;
+        }
+        ptr[i + 1] = nnz;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    for (int v = 0; v < 3; v++) {
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        o.tile_balance = 64;
+        o.tile_band_tasks = v == 0 ? 1 : v == 1 ? 4 : 0;
+        o.tile_band_batch = v == 2 ? 2 : 0;
+        if (v == 2) o.tile_band_tasks = 5;
+        double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "shifted identities", A, 1);
+        cr_assert(r >= 0, "shifted identities variant %d: %s", v, spmv_last_error(ctx));
+    }
+    spmv_matrix_destroy(A);
+    free(ptr), free(col), free(val);
     spmv_context_destroy(ctx);
 }
 

@@ -273,8 +273,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[7];
-    for (int i = 0; i < 7; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[9];
+    for (int i = 0; i < 9; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -282,7 +282,9 @@ Test(tile_variants, bad_options_rejected)
     bad[4].tile_inflight = 3;
     bad[5].tile_inflight = -1;
     bad[6].tile_band_batch = 3;
-    for (int i = 0; i < 7; i++) {
+    bad[7].tile_band_tasks = SPMVPORT_TILE_MAX_BAND_TASKS + 1;
+    bad[8].tile_band_tasks = -1;
+    for (int i = 0; i < 9; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -642,7 +644,14 @@ Test(tile_invariants, stencil_band_tiles)
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
             cr_assert(SPMVPORT_TILE_IS_BAND(fmt[t]), "tile %lld format %d (%s)", (long long)t, fmt[t], fd.stats);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "small plan: one task per warp (%s)", fd.stats);
         spmvport_format_data_free(&fd);
+        o.tile_band_tasks = 8; /* 3 K < W: W = 32 takes at most 8 */
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 8, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_band_tasks = 0;
         o.tile_inflight = 1; /* explicit: the tile-by-tile kernel, so no band tiles */
         cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "%s", msg);
@@ -650,11 +659,13 @@ Test(tile_invariants, stencil_band_tiles)
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
             cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "no band batches: one task per warp");
         spmvport_format_data_free(&fd);
     }
     for (int k = 0; k < 6; k++) {
         spmv_plan_options_t o = tile_options(k % 2 ? 64 : 32, 0, k == 2 || k == 3 ? 1 : 0, k == 3 ? 2 : 0);
-        o.tile_band_batch = k >= 4 ? 2 : 0; /* the executor's order does not depend on it */
+        o.tile_band_batch = k >= 4 ? 2 : 0; /* the executor's order depends on neither */
+        o.tile_band_tasks = k == 1 || k == 3 ? 3 : 0;
         spmv_matrix_t *A = k % 2 ? stencil5(SPMV_F32) : S;
         support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil", A, 0);
         check_invariants(A, &o, "stencil, band tiles");

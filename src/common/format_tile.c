@@ -29,6 +29,10 @@
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_MAX_BALANCE (1 << 20)
+/* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp (still >= 16384 warps,
+ * several waves on a large GPU); smaller ones keep one task per warp, for parallelism. */
+#define TILE_BAND_TASKS_MIN_TASKS 65536
+#define TILE_DEFAULT_BAND_TASKS 4
 #define TILE_DEFAULT_INFLIGHT 1 /* the fewest registers: most resident warps (docs/formats/tile.md) */
 #define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
 /* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
@@ -520,6 +524,11 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
         spmvport_msg(msg, msglen, "tile: options.tile_band_batch = %d; expected 0 (4), 2 or 4", opt->tile_band_batch);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_band_tasks < 0 || opt->tile_band_tasks > SPMVPORT_TILE_MAX_BAND_TASKS) {
+        spmvport_msg(msg, msglen, "tile: options.tile_band_tasks = %d; expected 0 (automatic) .. %d",
+                     opt->tile_band_tasks, SPMVPORT_TILE_MAX_BAND_TASKS);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -572,12 +581,12 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
-                 (long long)z->tiles,
+                 (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -797,6 +806,13 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     p[SPMVPORT_TILE_P_INFLIGHT] = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
     /* band tiles exist only with the band batch kernel */
     p[SPMVPORT_TILE_P_BAND_BATCH] = cfg.band ? (opt->tile_band_batch > 0 ? opt->tile_band_batch : 4) : 0;
+    /* tasks per warp: only the band batch kernel has the K-task variant; 3 K < W (the records' one load) */
+    {
+        int64_t k = opt->tile_band_tasks > 0 ? opt->tile_band_tasks
+                                             : (z.tasks >= TILE_BAND_TASKS_MIN_TASKS ? TILE_DEFAULT_BAND_TASKS : 1);
+        while (k > 1 && SPMVPORT_TILE_TASK_FIELDS * k >= fd->warp_size) k--;
+        p[SPMVPORT_TILE_P_BAND_TASKS] = cfg.band ? k : 1;
+    }
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -91,9 +91,12 @@ enum {
     SPMVPORT_TILE_P_DEFERRED = 10, /* 1 when deferred COO is on */
     SPMVPORT_TILE_P_DEF_EMPTY = 11, /* rows without deferred entries (the split's empty rows) */
     SPMVPORT_TILE_P_INFLIGHT = 12,  /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
-    SPMVPORT_TILE_P_BAND_BATCH = 13 /* 0, or 2 / 4: the kernel takes a group's tiles that many at a time, band
+    SPMVPORT_TILE_P_BAND_BATCH = 13, /* 0, or 2 / 4: the kernel takes a group's tiles that many at a time, band
                                        tiles' loads together (inflight automatic, at least half the tiles band) */
+    SPMVPORT_TILE_P_BAND_TASKS = 14 /* 1, or 2 .. SPMVPORT_TILE_MAX_BAND_TASKS with band batches: consecutive
+                                       tasks one warp takes (tile_band_tasks_kernel); the layout is the same */
 };
+#define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */
 enum { SPMVPORT_TILE_TASK_FIRST = 0, SPMVPORT_TILE_TASK_ROW = 1, SPMVPORT_TILE_TASK_CARRY = 2,

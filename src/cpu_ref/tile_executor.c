@@ -2,7 +2,8 @@
  * tile_executor.c -- CPU executor of TileSpMV (format `tile`), walking the arrays exactly as
  * src/common/device/tile_kernels.h does (see format_tile.h for the payloads, docs/formats/tile.md for the design).
  *
- * One warp of W lanes per task (at most tbalance tiles of one tile row). The lanes form G = W / 16 groups of 16
+ * One warp of W lanes per task (at most tbalance tiles of one tile row; tile_band_tasks_kernel gives a warp K
+ * consecutive tasks, each summed exactly as here, so K changes the schedule, not the order). The lanes form G = W / 16 groups of 16
  * (2 on W = 32, 4 on W = 64): lane l works for tile row r = l % 16 in group g = l / 16, and group g takes the
  * task's tiles g, g + G, ... (G tiles in work at once). Per tile, lane r of the tile's group adds row r's entries
  * of the tile, in order (the kernel loads a batch of tiles' first entries early, but adds them in this order):

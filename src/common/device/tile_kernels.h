@@ -15,6 +15,9 @@
  *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
  *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
  *                      slot when its tile row is split over several tasks.
+ *   tile_band_tasks_kernel  band batch plans with tile_band_tasks K > 1: K consecutive tasks per warp, each
+ *                      summed as tile_kernel sums it; the records and the next task's headers are coalesced loads
+ *                      read by shuffle, issued one task ahead, so a stencil task is one memory round trip.
  *   tile_fixup_kernel  one thread per row of a split tile row: adds the row's carries in task order and writes
  *                      alpha*sum + beta*y. No atomics: the result is deterministic.
  *   deferred COO       csr_lb (launch_lb, csr_kernels.h) on the deferred CSR with beta = 1, after the tiled part, and
@@ -316,11 +319,88 @@ struct tile_batch_sum<1, T> {
     }
 };
 
-/* Band batches (B = 2 or 4 tiles, tile_band_batch): a group's next B tiles, headers loaded together (one round
- * trip). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
+/* One band batch of a group (B tiles b0, b0 + G, ..., headers col / fmt / v0 already in registers; fmt -1: no
+ * tile). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
  * loaded together (their addresses follow from the headers), then added in tile order, each followed by its
- * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). Otherwise tile
- * after tile. sm_90 f64: 64 registers with B = 4, 48 with B = 2 (f32: 48 both). */
+ * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). EX: diagonals 1
+ * and 2 of the batch's first tile with more than one diagonal (a stencil's tridiagonal tile) are loaded with
+ * them too, so the batch is one round trip, not two. Otherwise tile after tile. */
+template <int B, bool EX, typename T>
+PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fmt)[B], const int (&v0)[B], bool band,
+                                     int b0, int G, int last, const int *__restrict__ tile_col,
+                                     const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                                     const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
+                                     const T *__restrict__ x, int n, int rowlen, int r)
+{
+    if (band) {
+        T lv[B], lx[B];
+#pragma unroll
+        for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
+            const long long c0 = (long long)col[i] * tile_dim;
+            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+            const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
+            const int re = rowlen < collen - d ? rowlen : collen - d;
+            const bool in = fmt[i] >= 0 && r >= rs && r < re;
+            lv[i] = in ? port_ld_stream(tile_val + v0[i] + r - rs) : T(0);
+            lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
+        }
+        T ev[2] = {T(0), T(0)}, ex[2] = {T(0), T(0)};
+        int ie = -1;
+        if (EX) {
+            int ecol = 0, efmt = 16, ev0 = 0; /* selected without dynamic indexing: stays in registers */
+#pragma unroll
+            for (int i = 0; i < B; i++)
+                if (ie < 0 && fmt[i] >= 0 && SPMVPORT_TILE_BAND_ND(fmt[i]) > 1)
+                    ie = i, ecol = col[i], efmt = fmt[i], ev0 = v0[i];
+            if (ie >= 0) {
+                const long long c0 = (long long)ecol * tile_dim;
+                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+                const int lo = SPMVPORT_TILE_BAND_LO(efmt), nd = SPMVPORT_TILE_BAND_ND(efmt);
+                int base = 0;
+#pragma unroll
+                for (int k = 0; k < 3; k++) { /* diagonal 0 only advances base */
+                    const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
+                    if (k > 0) {
+                        const bool in = k < nd && r >= rs && r < re;
+                        ev[k - 1] = in ? port_ld_stream(tile_val + ev0 + base + r - rs) : T(0);
+                        ex[k - 1] = in ? port_ldg(x + c0 + r + d) : T(0);
+                    }
+                    base += re > rs ? re - rs : 0;
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            if (fmt[i] < 0) break;
+            acc += lv[i];
+            const int nd = SPMVPORT_TILE_BAND_ND(fmt[i]);
+            if (nd > 1) {
+                const long long c0 = (long long)col[i] * tile_dim;
+                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+                if (EX && i == ie) { /* diagonals 1, 2 from the registers, in order, then the rest */
+                    if (ev[0] != T(0)) acc += ev[0] * ex[0];
+                    if (ev[1] != T(0)) acc += ev[1] * ex[1];
+                    if (nd > 3) tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 3);
+                } else {
+                    tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 1);
+                }
+            }
+        }
+    } else {
+        /* not unrolled (one copy of tile_apply); the headers again, from L1 */
+        for (int t = b0; t < last && t < b0 + B * G; t += G) {
+            const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
+            const long long c0 = (long long)h.col * tile_dim;
+            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+            tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
+        }
+    }
+}
+
+/* Band batches (B = 2 or 4 tiles, tile_band_batch) of one task: a group's next B tiles, headers loaded together
+ * (one round trip), then tile_band_batch_sum. sm_90 f64: 64 registers with B = 4, 48 with B = 2 (f32: 48 both). */
 template <int G, int B, typename T>
 PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restrict__ tile_col,
                                     const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -338,39 +418,82 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
             v0[i] = t < last ? port_ldg(tile_off + 2 * t) : 0;
             band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
         }
-        if (band) {
-            T lv[B], lx[B];
+        tile_band_batch_sum<B, false, T>(acc, col, fmt, v0, band, b0, G, last, tile_col, tile_fmt, tile_off, tile_idx,
+                                         tile_val, x, n, rowlen, r);
+    }
+}
+
+/* Lane-wise header of tile t (one coalesced load across the warp's lanes); fmt -1 past the task's last tile. */
+PORT_DEVICE void tile_lane_header(int &col, int &fmt, int &v0, const int *__restrict__ tile_col,
+                                  const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off, int t,
+                                  int last)
+{
+    col = t < last ? port_ldg(tile_col + t) : 0;
+    fmt = t < last ? port_ldg(tile_fmt + t) : -1;
+    v0 = t < last ? port_ldg(tile_off + 2 * t) : 0;
+}
+
+/* Band batches, K consecutive tasks per warp (plan parameter SPMVPORT_TILE_P_BAND_TASKS, 2..8). Per task the
+ * arithmetic is tile_kernel<W, T, 1, B>'s (same tiles per group, same order), but the memory round trips of a
+ * task shrink from 4 (task record -> headers -> payload -> the tridiagonal tile's other diagonals) to 1:
+ *  - the K task records (and the next one's first tile) are one coalesced load at warp start, fields by shuffle;
+ *  - a task's tile headers are one coalesced load (lane j: tile first + j, 3 registers instead of 3B) issued
+ *    during the previous task, and each group's B headers come from shuffles;
+ *  - the batch loads diagonals 1 and 2 of its tridiagonal tile with the first diagonals (EX).
+ * Shuffles sit only where the warp is converged: the task loop and the batch loop have warp-uniform bounds.
+ * Registers: sm_90 with __launch_bounds__(256) alone, ptxas chose 64 (f64) and spilled ~100 bytes; at least 3
+ * blocks per SM (f64, 80 registers, 24 warps) or 4 (f32, 64 registers, 32 warps) spill at most 8 bytes. */
+template <int W, typename T, int B>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
+    tile_band_tasks_kernel(int m, int n, int ntasks, int K, const int *__restrict__ task,
+                           const int *__restrict__ tile_col, const unsigned char *__restrict__ tile_fmt,
+                           const int *__restrict__ tile_off, const unsigned char *__restrict__ tile_idx,
+                           const T *__restrict__ tile_val, T *__restrict__ carry, const T *__restrict__ x,
+                           T *__restrict__ y, T alpha, T beta)
+{
+    if (!port_warp_matches<W>()) return;
+    constexpr int warps = tile_block / W, G = W / tile_dim, F = SPMVPORT_TILE_TASK_FIELDS;
+    static_assert(W % (B * G) == 0, "a batch's B * G headers lie in one warp-wide header load");
+    const int lane = port_lane<W>();
+    const long long w = (long long)port_block_idx() * warps + (int)(port_thread_idx() / W);
+    if (w * K >= ntasks) return; /* whole warps only */
+    const int k0 = (int)(w * K), nk = ntasks - k0 < K ? ntasks - k0 : K; /* F * nk < W: checked at upload */
+    const int r = lane & (tile_dim - 1), g = lane / tile_dim;
+    const int rec = lane <= F * nk ? port_ldg(task + (long long)F * k0 + lane) : 0; /* the sentinel's first too */
+    int first = port_shfl_idx<W>(rec, SPMVPORT_TILE_TASK_FIRST);
+    int last = port_shfl_idx<W>(rec, F + SPMVPORT_TILE_TASK_FIRST);
+    int hc, hf, hv;
+    tile_lane_header(hc, hf, hv, tile_col, tile_fmt, tile_off, first + lane, last);
+    for (int k = 0; k < nk; k++) {
+        const long long r0 = (long long)port_shfl_idx<W>(rec, F * k + SPMVPORT_TILE_TASK_ROW) * tile_dim;
+        const int slot = port_shfl_idx<W>(rec, F * k + SPMVPORT_TILE_TASK_CARRY);
+        const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
+        const int kn = k + 1 < nk ? k + 1 : k; /* the next task (none after the last: an empty range) */
+        const int nlast = port_shfl_idx<W>(rec, F * (kn + 1) + SPMVPORT_TILE_TASK_FIRST);
+        int nc, nf, nv; /* the next task's headers, in flight during this task */
+        tile_lane_header(nc, nf, nv, tile_col, tile_fmt, tile_off, last + lane, k + 1 < nk ? nlast : last);
+        T acc = T(0);
+        for (int c = first; c < last; c += W) { /* tasks of more than W tiles: further header loads */
+            if (c != first) tile_lane_header(hc, hf, hv, tile_col, tile_fmt, tile_off, c + lane, last);
+            for (int bb = 0; bb < W && c + bb < last; bb += B * G) {
+                int col[B], fmt[B], v0[B];
+                bool band = true;
 #pragma unroll
-            for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
-                const long long c0 = (long long)col[i] * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
-                const int re = rowlen < collen - d ? rowlen : collen - d;
-                const bool in = fmt[i] >= 0 && r >= rs && r < re;
-                lv[i] = in ? port_ld_stream(tile_val + v0[i] + r - rs) : T(0);
-                lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
-            }
-#pragma unroll
-            for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
-#pragma unroll
-            for (int i = 0; i < B; i++) {
-                if (fmt[i] < 0) break;
-                acc += lv[i];
-                if (SPMVPORT_TILE_BAND_ND(fmt[i]) > 1) {
-                    const long long c0 = (long long)col[i] * tile_dim;
-                    const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                    tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 1);
+                for (int i = 0; i < B; i++) { /* group g's tiles c + bb + g + i G */
+                    const int s = bb + g + i * G;
+                    col[i] = port_shfl_idx<W>(hc, s), fmt[i] = port_shfl_idx<W>(hf, s), v0[i] = port_shfl_idx<W>(hv, s);
+                    band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
                 }
-            }
-        } else {
-            /* not unrolled (one copy of tile_apply); the headers again, from L1 */
-            for (int t = b0; t < last && t < b0 + B * G; t += G) {
-                const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
-                const long long c0 = (long long)h.col * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
+                tile_band_batch_sum<B, true, T>(acc, col, fmt, v0, band, c + bb + g, G, last, tile_col, tile_fmt,
+                                                tile_off, tile_idx, tile_val, x, n, rowlen, r);
             }
         }
+        for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
+        if (lane < rowlen) {
+            if (slot >= 0) carry[(long long)slot * tile_dim + lane] = acc;
+            else y[r0 + lane] = tile_store(alpha, acc, beta, y + r0 + lane);
+        }
+        first = last, last = nlast, hc = nc, hf = nf, hv = nv;
     }
 }
 
@@ -461,6 +584,10 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
     if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
+    const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
+    if (bt < 1 || bt > SPMVPORT_TILE_MAX_BAND_TASKS || (bt > 1 && bb == 0) ||
+        SPMVPORT_TILE_TASK_FIELDS * bt >= warp)
+        return "tile: tasks per warp not 1, or 2 .. 8 with band batches";
     if (tiles < 0 || tasks < (fd->m > 0 ? 1 : 0) || tasks >= INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || splits < 0 ||
         carries < 0 || carries > INT32_MAX / tile_dim || a[SPMVPORT_TILE_A_COL].bytes != (size_t)tiles * i4 ||
         a[SPMVPORT_TILE_A_FMT].bytes != (size_t)tiles || a[SPMVPORT_TILE_A_OFF].bytes != 2 * ((size_t)tiles + 1) * i4 ||
@@ -520,7 +647,16 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     default:
-        if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
+        if (prm[SPMVPORT_TILE_P_BAND_TASKS] > 1) { /* K tasks per warp (checked at upload: band batches) */
+            const int K = (int)prm[SPMVPORT_TILE_P_BAND_TASKS];
+            const unsigned kb = (unsigned)(((long long)tasks + (long long)K * warps - 1) / ((long long)K * warps));
+            if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
+                PORT_LAUNCH(kb, tile_block, 0, s, tile_band_tasks_kernel<W, T, 4>)
+                (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+            else
+                PORT_LAUNCH(kb, tile_block, 0, s, tile_band_tasks_kernel<W, T, 2>)
+                (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        } else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4>)
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
