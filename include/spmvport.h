@@ -253,6 +253,9 @@ typedef struct spmv_plan_options {
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
     int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
+    int hbp_steps;               /* 0 = 8; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
+                                  * 8: half the trips of 4 and twice the loads in flight per warp, but more
+                                  * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
@@ -274,7 +277,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[8];             /* zero; room for more options without breaking the ABI */
+    int reserved[7];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -124,6 +124,32 @@ Test(SUITE, ehyb_batch_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* hbp's 4- and 8-step kernels (options.hbp_steps; the default runs above): one column block (16- or 32-bit
+ * columns), and narrow blocks with a shared-memory window, partials and atomics. */
+Test(SUITE, hbp_steps_variants, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        support_case *cases;
+        int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
+        for (int v = 0; v < 6; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_steps = v < 3 ? 4 : 8;
+            o.hbp_block_cols = v % 3 == 0 ? 0 : 256;
+            o.hbp_block_rows = v % 3 == 0 ? 0 : 64;
+            o.hbp_combine = v % 3;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: hbp_steps %d, combine %d: %s", cases[i].name, o.hbp_steps, v % 3,
+                          spmv_last_error(ctx));
+            }
+        }
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* tile's band batch kernel (a stencil: all tiles band, so band batches of 4, or 2 with tile_band_batch), and its
  * plain kernel (tile_inflight 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows
  * (tile_balance 2). */

@@ -132,6 +132,17 @@ Test(hbp, combine_atomics)
     corpus(SPMV_F32, &o);
 }
 
+/* 4 steps per trip (the default is 8): the same sums (the CPU executor walks the same entries) */
+Test(hbp, steps4)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_steps = 4;
+    corpus(SPMV_F64, &o);
+    o = options(64, 64, 256, 2, 0);
+    o.hbp_steps = 4;
+    corpus(SPMV_F32, &o);
+}
+
 Test(hbp, grouping_sort)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 1);
@@ -455,7 +466,7 @@ Test(hbp, stats_keys)
     const char *keys[] = {"grouping", "block_rows", "block_cols", "row_blocks", "col_blocks", "blocks", "units",
                           "col_bytes",
                           "tasks", "combine", "a", "b", "c", "d", "std_before", "std_after", "hash_ms", "sort_ms",
-                          "bytes_per_nnz"};
+                          "bytes_per_nnz", "steps"};
     for (int grouping = 0; grouping < 2; grouping++) {
         spmv_plan_options_t o = options(0, 0, 0, 0, grouping);
         spmv_plan_t *plan = plan_of(ctx, A, &o);
@@ -492,8 +503,9 @@ Test(hbp, bad_options)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
-    const spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
-                                       options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2)};
+    spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
+                                 options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0)};
+    bad[5].hbp_steps = 6;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,

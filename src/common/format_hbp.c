@@ -44,6 +44,7 @@
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
 #define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
+#define HBP_DEFAULT_STEPS 8              /* steps per kernel trip: 8 halves the trips of 4 (docs/formats/hbp.md) */
 
 /* ===========================================================================================================
  * The nonlinear hash
@@ -73,7 +74,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes;
+    int W, combine, grouping, col_bytes, steps;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -217,14 +218,14 @@ static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, siz
  * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
  * and on AMD) and by threads (at most HBP_CTAS_PER_SM). More would leave fixed tasks to blocks that only
  * start when others finish. */
-static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, size_t vsize)
+static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, size_t vsize, int steps)
 {
     int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
     int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
     size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
     size_t per_sm = smem_sm / (window_bytes + 1024);
     if (per_sm < 1) per_sm = 1;
-    if (per_sm > HBP_CTAS_PER_SM(vsize)) per_sm = HBP_CTAS_PER_SM(vsize);
+    if (per_sm > HBP_CTAS_PER_SM(vsize, steps)) per_sm = HBP_CTAS_PER_SM(vsize, steps);
     if (sms > (1 << 20)) sms = 1 << 20;
     return (int32_t)sms * (int32_t)per_sm;
 }
@@ -251,6 +252,10 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_combine);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_steps != 0 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (8), 4 or 8", opt->hbp_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
@@ -261,6 +266,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                                    : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
+    B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
     return SPMV_STATUS_SUCCESS;
@@ -991,9 +997,10 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
     /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
      * then again for the grid of the window the tasks really stage (no staging: HBP_CTAS_PER_SM) */
-    int32_t grid = planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->vsize);
+    int32_t grid =
+        planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->vsize, B->steps);
     hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
-    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
     if (staged_grid != grid) {
         grid = staged_grid;
         ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
@@ -1003,7 +1010,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
         return oom(msg, msglen, "tasks", A);
     plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize); /* the same, unless the re-plan staged more */
+    /* the same, unless the re-plan staged more */
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
 
     double std_before, std_after;
@@ -1022,6 +1030,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_GRID] = grid;
     p[HBP_P_NBLOCKS] = B->NB;
     p[HBP_P_COL_BYTES] = B->col_bytes;
+    p[HBP_P_STEPS] = B->steps;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1031,13 +1040,13 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
-                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f",
+                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
-                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0);
+                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps);
     return hand_over(B, fd, msg, msglen);
 }
 

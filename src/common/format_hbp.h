@@ -64,13 +64,16 @@ enum {
     HBP_P_STAGE_COLS = 8,  /* longest staged window: dynamic shared memory = stage_cols * sizeof(T) */
     HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
-    HBP_P_COL_BYTES = 11   /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
+    HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
+    HBP_P_STEPS = 12       /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
-/* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds: 85 registers a thread in f64,
- * 64 in f32, what its pipeline needs without spilling) and the grid is planned for: more would start late. */
-#define HBP_CTAS_PER_SM(value_bytes) ((value_bytes) == 8 ? 3 : 4)
+/* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds) and the grid is planned for
+ * (more would start late), by value size and steps per trip: 4 steps 3 in f64, 4 in f32 (at most 85 and 64
+ * registers, what the pipeline needs without spilling); 8 steps (twice the entries in flight per lane) 2 in f64,
+ * 3 in f32 (at most 128 and 85 registers). */
+#define HBP_CTAS_PER_SM(value_bytes, steps) ((steps) == 8 ? ((value_bytes) == 8 ? 2 : 3) : ((value_bytes) == 8 ? 3 : 4))
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one

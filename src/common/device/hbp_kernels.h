@@ -11,9 +11,9 @@
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
- *                        both hbp_steps steps per trip, pipelined over the warp's units: the next trip's entries
- *                          (of this unit or the next) are loaded after this trip's x reads (products in step
- *                          order: the same sums as one entry at a time).
+ *                        both S steps per trip (8 or 4, params[HBP_P_STEPS]), pipelined over the warp's units:
+ *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
+ *                          (products in step order: the same sums as one entry at a time, whatever S).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -31,7 +31,6 @@
 namespace {
 
 constexpr int hbp_cta = HBP_CTA_THREADS;
-constexpr int hbp_steps = 4; /* steps of a warp group per loop trip */
 
 /* The device arrays one call reads and writes. */
 template <typename T>
@@ -99,20 +98,19 @@ PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
     return lane < l.len ? (l.len - lane + W - 1) / W : 0;
 }
 
-/* A lane's entries of steps [j, j + hbp_steps) of a unit into c and v (streaming loads: read once, the caches are
+/* A lane's entries of steps [j, j + S) of a unit into c and v (streaming loads: read once, the caches are
  * left to x). The lane's k-th entry is at
  *   long unit  p0 + lane + k W;
  *   group      p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the group's
  *              first entry of step j, advanced past the steps here, one ballot per step.
  * The whole warp calls it. */
-template <int W, typename T, typename Col>
+template <int W, int S, typename T, typename Col>
 PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, int lane,
-                                port_lane_mask_t below_or_me, int j, int &p, Col (&c)[hbp_steps],
-                                T (&v)[hbp_steps])
+                                port_lane_mask_t below_or_me, int j, int &p, Col (&c)[S], T (&v)[S])
 {
     const Col *col = static_cast<const Col *>(a.col);
 #pragma unroll
-    for (int k = 0; k < hbp_steps; k++) {
+    for (int k = 0; k < S; k++) {
         int e;
         if (lng) {
             e = p0 + lane + (j + k) * W;
@@ -127,14 +125,15 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, i
 }
 
 /* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
- * of a unit in order, hbp_steps steps per trip, and the trips of the warp's units form one software pipeline: a
+ * of a unit in order, S steps per trip (8 or 4), and the trips of the warp's units form one software pipeline: a
  * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
- * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 hbp_steps
- * column/value loads and hbp_steps x reads in flight, and a trip waits for one load (x) instead of two (column,
- * then x), across unit boundaries too. Headers are loaded two units ahead and seg_len/output_hash one unit
- * ahead, so no unit starts with a chain of dependent loads. No barrier: a warp goes on to the next task's units
+ * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 S
+ * column/value loads and S x reads in flight, and a trip waits for one load (x) instead of two (column, then x),
+ * across unit boundaries too: a warp's time is about its trips (S = 8 halves them, docs/formats/hbp.md). Headers
+ * are loaded two units ahead and seg_len/output_hash one unit ahead, so no unit starts with a chain of dependent
+ * loads. No barrier: a warp goes on to the next task's units
  * (or the ticket) as soon as its own are done. */
-template <int W, typename T, typename Col, bool Staged>
+template <int W, int S, typename T, typename Col, bool Staged>
 PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
 {
     constexpr int warps = hbp_cta / W;
@@ -147,23 +146,23 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn; /* the one after */
     hbp_lane l = hbp_load_lane<W>(a, h, lane);
     int n = hbp_lane_count<W>(h, l, lane), p = h.p0, step = 0;
-    Col c[hbp_steps];
-    T v[hbp_steps];
-    hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    Col c[S];
+    T v[S];
+    hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
     for (;;) {
-        T xv[hbp_steps], cur[hbp_steps];
+        T xv[S], cur[S];
 #pragma unroll
-        for (int k = 0; k < hbp_steps; k++) {
+        for (int k = 0; k < S; k++) {
             xv[k] = n > step + k ? xs((int)c[k]) : T(0);
             cur[k] = v[k];
         }
         const int cur_n = n, cur_step = step, cur_lanes = h.lanes, cur_out = l.out; /* this trip's unit */
-        const bool more = port_ballot<W>(n > step + hbp_steps) != 0;
+        const bool more = port_ballot<W>(n > step + S) != 0;
         if (more) { /* the unit's next trip */
-            step += hbp_steps;
-            hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+            step += S;
+            hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
         } else {
             u += warps;
             if (u < end) { /* the first trip of the warp's next unit */
@@ -173,13 +172,13 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 n = hbp_lane_count<W>(h, l, lane);
                 p = h.p0;
                 step = 0;
-                hbp_load_steps<W, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+                hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
                 if (u + warps < end) ln = hbp_load_lane<W>(a, hn, lane);
                 if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
             }
         }
 #pragma unroll
-        for (int k = 0; k < hbp_steps; k++)
+        for (int k = 0; k < S; k++)
             if (cur_n > cur_step + k) sum += cur[k] * xv[k];
         if (!more) { /* the unit of this trip is done */
             if (cur_lanes == 1) { /* a long unit: shuffle-down tree */
@@ -196,7 +195,7 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
 
 /* One task. A staged task copies its x window into shared memory between two barriers (the first: every warp
  * is done with the previous window); an unstaged one has no barrier at all. */
-template <int W, typename T, typename Col>
+template <int W, int S, typename T, typename Col>
 PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 {
     const int *rec = a.task + (long long)t * HBP_TASK_INTS;
@@ -207,21 +206,21 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
         port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
-        hbp_task_units<W, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
+        hbp_task_units<W, S, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
     } else {
-        hbp_task_units<W, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
+        hbp_task_units<W, S, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
     }
 }
 
-template <int W, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T)))
+template <int W, int S, typename T, typename Col>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T), S))
     hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
-    for (int i = 0; i < fixed; i++) hbp_run_task<W, T, Col>(a, cta * fixed + i, window);
+    for (int i = 0; i < fixed; i++) hbp_run_task<W, S, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
     /* One barrier per ticket, two slots used in turn: thread 0 writes ticket i's slot before barrier i; a warp
      * reads it after barrier i, before barrier i + 1, and thread 0 writes that slot again only after i + 1. */
@@ -230,7 +229,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T)))
         port_block_sync();
         const int t = next_task[k];
         if (t >= ntasks) break;
-        hbp_run_task<W, T, Col>(a, t, window);
+        hbp_run_task<W, S, T, Col>(a, t, window);
     }
     /* Thread 0 took its last ticket before this add (it used the value): when done reaches grid, no block will
      * take a ticket again in this call, so the last one may reset both for the next call. */
@@ -277,6 +276,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if ((prm[HBP_P_COL_BYTES] != 2 && prm[HBP_P_COL_BYTES] != 4) ||
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
+    if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
@@ -320,10 +320,18 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
         const int fixed = hbp_fixed_per_cta(ntasks, grid);
-        if (prm[HBP_P_COL_BYTES] == 4)
-            PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T, int>)(a, ntasks, fixed);
-        else
-            PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, T, uint16_t>)(a, ntasks, fixed);
+        const bool wide = prm[HBP_P_COL_BYTES] == 4;
+        if (prm[HBP_P_STEPS] == 8) {
+            if (wide)
+                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, int>)(a, ntasks, fixed);
+            else
+                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, uint16_t>)(a, ntasks, fixed);
+        } else {
+            if (wide)
+                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, int>)(a, ntasks, fixed);
+            else
+                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, uint16_t>)(a, ntasks, fixed);
+        }
     }
     if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
