@@ -218,7 +218,8 @@ PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const
  * of them, the upper half keeps the other rows, and so on while a lane holds more than one row; plain xor levels
  * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
  * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
- * its fold, and the warp's stores cover consecutive rows. */
+ * its fold, and the warp's stores cover consecutive rows. PFV (the uncapped kernel): the next window's columns
+ * and values are loaded ahead; otherwise only its columns, and a window's values load with its gathers. */
 template <int W, typename T, bool PACKED, int ACC, bool PFV>
 PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                                const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
@@ -342,8 +343,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC, MINB == 0>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
-                                     alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC, MINB == 0>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit,
+                                                sub_lanes, x, y, alpha, beta);
 }
 
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
