@@ -262,6 +262,11 @@ typedef struct spmv_plan_options {
                                   * 2, 4, .. 64 = this many for every sub-block (capped at W), to measure the model */
     int amf_waves;               /* 0 = 2; 1..64 = sub-blocks aim at this many waves of resident warps (fewer: longer
                                   * sub-blocks, set-up paid less often; each still 1..16 steps of folds) */
+    int amf_min_blocks;          /* 0 = no register cap (CUDA sm_90: 115 registers f64 / 78 f32, 2 / 3 blocks of 256
+                                  * per multiprocessor); 3 or 4 = a kernel capped at 80 / 64 registers so that
+                                  * many blocks fit (more loads in flight; a few registers spilled), which loads a
+                                  * window's values with its x gathers instead of one round ahead. HIP: the
+                                  * variant without the cap. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -277,7 +282,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[7];             /* zero; room for more options without breaking the ABI */
+    int reserved[6];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

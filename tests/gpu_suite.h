@@ -150,6 +150,34 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* amf_csr's register-capped kernels (amf_min_blocks 3 and 4: values loaded with the gathers, spills), on the edge
+ * corpus and, for the packed/unpacked folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */
+Test(SUITE, amf_min_blocks_variants, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        int n = support_edge_corpus(prec, &cases);
+        spmv_matrix_t *C = NULL;
+        cr_assert_eq(spmv_matrix_generate(&C, "circuit:200000", prec, 7), SPMV_STATUS_SUCCESS);
+        for (int mb = 3; mb <= 4; mb++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_min_blocks = mb;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: amf_min_blocks %d: %s", cases[i].name, mb, spmv_last_error(ctx));
+            }
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "circuit:200000", C, 1);
+            cr_assert(r >= 0, "circuit: amf_min_blocks %d: %s", mb, spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(C);
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* tile's band batch kernel (a stencil: all tiles band, so band batches of 4, or 2 with tile_band_batch), and its
  * plain kernel (tile_inflight 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows
  * (tile_balance 2). */

@@ -113,6 +113,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      AMF_WAVES, AMF_MAX_WAVES);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_min_blocks != 0 && opt->amf_min_blocks != 3 && opt->amf_min_blocks != 4) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_min_blocks = %d; expected 0 (no register cap), 3 or 4",
+                     opt->amf_min_blocks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
         spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
                      A->nnz);
@@ -142,6 +147,7 @@ typedef struct {
     int fixed;               /* fixed fold count, 0: adaptive */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int waves;               /* waves of resident warps the sub-blocks aim at */
+    int min_blocks;          /* options.amf_min_blocks (0, 3 or 4): the kernel variant, written to the params */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -406,11 +412,11 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
-                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed);
+                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -430,6 +436,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_MULTI] = p->multi;
     fd->params[AMF_P_GRID] = p->pieces + (p->sub_blocks + warps_per_block - 1) / warps_per_block;
     fd->params[AMF_P_FIXED] = p->fixed;
+    fd->params[AMF_P_MIN_BLOCKS] = p->min_blocks;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -445,6 +452,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
+    p.min_blocks = opt->amf_min_blocks;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {

@@ -52,7 +52,8 @@ enum {
     AMF_P_LONG_MIN = 10,  /* rows with at least this many entries are long */
     AMF_P_MULTI = 11,     /* long rows of more than one piece (0: no fix-up pass) */
     AMF_P_GRID = 12,      /* blocks of the main kernel: pieces + ceil(sub_blocks / (block / W)) */
-    AMF_P_FIXED = 13      /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
+    AMF_P_FIXED = 13,     /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
+    AMF_P_MIN_BLOCKS = 14 /* options.amf_min_blocks: 0, 3 or 4 (the kernel variant; no effect on the layout) */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */

@@ -97,6 +97,49 @@ struct amf_window {
 };
 
 template <typename T, bool PACKED>
+PORT_DEVICE void amf_load_cols(unsigned *c, int *lr, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
+                               const unsigned char *__restrict__ local)
+{
+    constexpr int B = AMF_BATCH;
+    typedef typename port_vec<int, 4>::type cvec;
+    static_assert(B % 4 == 0, "a window is whole vectors");
+    if (k0 + B <= nnz) { /* k0 is a multiple of B: the vectors are aligned */
+#pragma unroll
+        for (int i = 0; i < B / 4; i++) {
+            const cvec v = port_ld_stream(reinterpret_cast<const cvec *>(cols + k0) + i);
+#pragma unroll
+            for (int j = 0; j < 4; j++) c[i * 4 + j] = (unsigned)port_vec_get(v, j);
+        }
+    } else { /* the array's last, partial window */
+#pragma unroll
+        for (int j = 0; j < B; j++) c[j] = k0 + j < nnz ? port_ld_stream(cols + k0 + j) : 0u;
+    }
+    if (!PACKED) {
+#pragma unroll
+        for (int j = 0; j < B; j++) lr[j] = k0 + j < nnz ? (int)port_ld_stream(local + k0 + j) : 0;
+    }
+}
+
+template <typename T>
+PORT_DEVICE void amf_load_vals(T *v, unsigned k0, unsigned nnz, const T *__restrict__ val)
+{
+    constexpr int B = AMF_BATCH, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
+    typedef typename port_vec<T, V>::type tvec;
+    static_assert(B % V == 0, "a window is whole vectors");
+    if (k0 + B <= nnz) {
+#pragma unroll
+        for (int i = 0; i < B / V; i++) {
+            const tvec t = port_ld_stream(reinterpret_cast<const tvec *>(val + k0) + i);
+#pragma unroll
+            for (int j = 0; j < V; j++) v[i * V + j] = port_vec_get(t, j);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < B; j++) v[j] = k0 + j < nnz ? port_ld_stream(val + k0 + j) : T(0);
+    }
+}
+
+template <typename T, bool PACKED>
 PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
                                  const unsigned char *__restrict__ local, const T *__restrict__ val)
 {
@@ -133,24 +176,35 @@ PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, co
 /* The x entries of window k0's slots inside the fold [fb, fe) (the others read nothing), then each product into
  * the accumulator of its local row (a select, not a branch: no divergence on the local row). */
 template <typename T, bool PACKED>
-PORT_DEVICE void amf_gather(T *xv, const amf_window<T> &r, unsigned k0, unsigned fb, unsigned fe,
-                            const T *__restrict__ x)
+PORT_DEVICE void amf_gather(T *xv, const unsigned *c, unsigned k0, unsigned fb, unsigned fe, const T *__restrict__ x)
 {
 #pragma unroll
     for (int j = 0; j < AMF_BATCH; j++)
-        xv[j] = k0 + j >= fb && k0 + j < fe ? port_ldg(x + (PACKED ? r.c[j] >> 2 : r.c[j])) : T(0);
+        xv[j] = k0 + j >= fb && k0 + j < fe ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
 }
 
-template <typename T, bool PACKED, int ACC>
-PORT_DEVICE void amf_add(T *a, const amf_window<T> &r, const T *xv, unsigned k0, unsigned fb, unsigned fe)
+/* the window's local rows, 2 bits per slot in one register */
+template <bool PACKED>
+PORT_DEVICE unsigned amf_pack_rows(const unsigned *c, const int *lr)
+{
+    unsigned bits = 0u;
+#pragma unroll
+    for (int j = 0; j < AMF_BATCH; j++) bits |= (PACKED ? c[j] & 3u : (unsigned)lr[j] & 3u) << (2 * j);
+    return bits;
+}
+
+/* BITS: the local rows come from amf_pack_rows (rows); otherwise from the window's columns (c) or lr */
+template <typename T, bool PACKED, int ACC, bool BITS>
+PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const int *lr, unsigned rows, unsigned k0,
+                         unsigned fb, unsigned fe)
 {
 #pragma unroll
     for (int j = 0; j < AMF_BATCH; j++) {
         /* a slot outside the fold adds +0, which changes no sum (a sum that starts at +0 never is -0) */
-        const T p = k0 + j >= fb && k0 + j < fe ? r.v[j] * xv[j] : T(0);
-        const int lr = PACKED ? (int)(r.c[j] & 3u) : r.lr[j];
+        const T p = k0 + j >= fb && k0 + j < fe ? v[j] * xv[j] : T(0);
+        const int r = BITS ? (int)((rows >> (2 * j)) & 3u) : PACKED ? (int)(c[j] & 3u) : lr[j];
 #pragma unroll
-        for (int i = 0; i < ACC; i++) a[i] += lr == i ? p : T(0);
+        for (int i = 0; i < ACC; i++) a[i] += r == i ? p : T(0);
     }
 }
 
@@ -164,8 +218,9 @@ PORT_DEVICE void amf_add(T *a, const amf_window<T> &r, const T *xv, unsigned k0,
  * of them, the upper half keeps the other rows, and so on while a lane holds more than one row; plain xor levels
  * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
  * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
- * its fold, and the warp's stores cover consecutive rows. */
-template <int W, typename T, bool PACKED, int ACC>
+ * its fold, and the warp's stores cover consecutive rows. PFV (the uncapped kernel): the next window's columns
+ * and values are loaded ahead; otherwise only its columns, and a window's values load with its gathers. */
+template <int W, typename T, bool PACKED, int ACC, bool PFV>
 PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                                const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                                const T *__restrict__ val, const int *__restrict__ sub_unit,
@@ -195,7 +250,10 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
     /* the lane's first window of fold f, when the fold reaches it */
     auto load_first = [&](amf_window<T> &w, const bounds &f) {
         const unsigned w0 = (f.b / B) + (unsigned)l;
-        if (f.b < f.e && w0 < (f.e + B - 1) / B) amf_load_window<T, PACKED>(w, w0 * B, nnz, cols, local, val);
+        if (f.b < f.e && w0 < (f.e + B - 1) / B) {
+            if (PFV) amf_load_window<T, PACKED>(w, w0 * B, nnz, cols, local, val);
+            else amf_load_cols<T, PACKED>(w.c, w.lr, w0 * B, nnz, cols, local);
+        }
     };
     bounds cur = load_bounds(ub + g), nxt = load_bounds(ub + side + g);
     amf_window<T> ent = {}; /* the lane's first window of the current step */
@@ -209,14 +267,26 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
         /* the lane's windows k, k + 8L, ... (one for a fold of at most L windows); each window's successor (or
          * the next step's first window) is loaded while its x gathers are in flight. k < 2^31 + 8W: no wrap. */
         for (unsigned k = (cur.b / B + (unsigned)l) * B;;) {
-            T xv[B];
-            amf_gather<T, PACKED>(xv, ent, k, cur.b, cur.e, x);
+            T xv[B], v[B];
+            if (!PFV) { /* issued with the gathers; the lane has no values to read past its fold's windows */
+                if (k < cur.e) amf_load_vals<T>(v, k, nnz, val);
+                else {
+#pragma unroll
+                    for (int j = 0; j < B; j++) v[j] = T(0);
+                }
+            }
+            amf_gather<T, PACKED>(xv, ent.c, k, cur.b, cur.e, x);
+            /* PFV: the window's values and local rows stay live while the next window loads; otherwise only
+             * its local rows, 2 bits each in one register */
             const amf_window<T> now = ent;
+            const unsigned rows = PFV ? 0u : amf_pack_rows<PACKED>(ent.c, ent.lr);
             const unsigned kn = k + (unsigned)(B << lg);
             const bool more = kn < cur.e;
-            if (more) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
-            else load_first(ent, nxt);
-            amf_add<T, PACKED, ACC>(a, now, xv, k, cur.b, cur.e);
+            if (more) {
+                if (PFV) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
+                else amf_load_cols<T, PACKED>(ent.c, ent.lr, kn, nnz, cols, local);
+            } else load_first(ent, nxt);
+            amf_add<T, PACKED, ACC, !PFV>(a, PFV ? now.v : v, xv, now.c, now.lr, rows, k, cur.b, cur.e);
             if (!more) break;
             k = kn;
         }
@@ -248,8 +318,13 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
     }
 }
 
-template <int W, typename T, bool PACKED, int ACC>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
+/* MINB = 0: no register cap (sm_90: 115 registers f64, 78 f32, so 2 or 3 blocks per multiprocessor), the lane's
+ * next window is loaded whole (columns and values) one round ahead. MINB = 3 or 4 (options.amf_min_blocks): at
+ * least MINB blocks resident on CUDA (80 or 64 registers), and only the next window's columns are loaded ahead;
+ * its values are loaded with its x gathers (they are needed only by the adds), so 8 values (16 registers in f64)
+ * less stay live. (MINB = 0 keeps the plain launch bounds: __launch_bounds__(256, 1) alone costs registers.) */
+template <int W, typename T, bool PACKED, int ACC, int MINB>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, const int *__restrict__ fold_row,
                    const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                    const unsigned char *__restrict__ local, const T *__restrict__ val,
@@ -268,8 +343,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes, x, y,
-                                     alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC, MINB == 0>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit,
+                                                sub_lanes, x, y, alpha, beta);
 }
 
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
@@ -302,6 +377,8 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
     if (prm[AMF_P_GRID] < 0 || prm[AMF_P_GRID] > INT32_MAX || prm[AMF_P_PIECE] <= 0 || prm[AMF_P_PIECE] > INT32_MAX)
         return "grid or piece length out of range";
     if (prm[AMF_P_FOLD_MAX] < 0 || prm[AMF_P_FOLD_MAX] > AMF_MAX_FOLD) return "fold_max out of range";
+    if (prm[AMF_P_MIN_BLOCKS] != 0 && prm[AMF_P_MIN_BLOCKS] != 3 && prm[AMF_P_MIN_BLOCKS] != 4)
+        return "min_blocks out of range";
     if (fd->arrays[AMF_A_FOLD_ROW].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_COLS].bytes != nnz * sizeof(uint32_t) || fd->arrays[AMF_A_VALUES].bytes != nnz * vs ||
@@ -345,10 +422,19 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     T *y = (T *)yv;
     if (grid == 0) return; /* m == 0 */
     /* one instantiation per (packed, accumulators): ACC = the power of two >= fold_max */
+    const int64_t min_blocks = prm[AMF_P_MIN_BLOCKS];
     auto launch_main = [&](auto packed, auto acc) {
-        PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, decltype(packed)::value, decltype(acc)::value>)
-        (pieces, subs, piece_len, (unsigned)fd->nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
-         long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
+        constexpr bool P = decltype(packed)::value;
+        constexpr int A = decltype(acc)::value;
+        /* options.amf_min_blocks: 0 = the compiler's register count; 3 or 4 = capped (see amf_csr_kernel) */
+        auto go = [&](auto minb) {
+            PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, P, A, decltype(minb)::value>)
+            (pieces, subs, piece_len, (unsigned)fd->nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
+             long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
+        };
+        if (min_blocks == 3) go(std::integral_constant<int, 3>());
+        else if (min_blocks == 4) go(std::integral_constant<int, 4>());
+        else go(std::integral_constant<int, 0>());
     };
     auto by_acc = [&](auto packed) {
         if (fold_max <= 1) launch_main(packed, std::integral_constant<int, 1>());
