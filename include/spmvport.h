@@ -245,7 +245,7 @@ typedef struct spmv_plan_options {
     int tile_band_batch;         /* tiles per band batch (2 or 4); 0 = 4. 4: one round trip for up to 4 band
                                   * tiles but 64 registers (sm_90 f64); 2: 48 registers, more resident warps */
     int tile_band_tasks;         /* consecutive tasks (tile rows) per warp with band batches, 1 .. 8; 0 = automatic
-                                  * (4 on plans of >= 65536 tasks, else 1). Above 1 the next task's records and
+                                  * (1: measured fastest on the H200). Above 1 the next task's records and
                                   * headers load during this task's payload: 1 memory round trip per task, not 4 */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
@@ -253,7 +253,7 @@ typedef struct spmv_plan_options {
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
     int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
-    int hbp_steps;               /* 0 = 8; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
+    int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
     /* SPMV_FORMAT_AMF_CSR */
