@@ -651,8 +651,6 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int6
 }
 
 /* Add an array of count elements of size bytes each (zeroed when zero is set); NULL data frees nothing. */
-static void *arr_data(spmvport_format_data *fd, int slot) { return fd->arrays[slot].data; }
-
 static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t count, size_t size, int zero,
                          int is_values)
 {
@@ -753,7 +751,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* the deferred part's csr_lb split (from def_ptr, complete after pass 1); empty slots without one */
     int64_t def_empty = 0;
     if (st == SPMV_STATUS_SUCCESS && z.def_nnz > 0)
-        st = spmvport_lb_add_arrays(fd, arr_data(fd, SPMVPORT_TILE_A_DEF_PTR), A->m, z.def_nnz, z.def_chunk, vs,
+        st = spmvport_lb_add_arrays(fd, fd->arrays[SPMVPORT_TILE_A_DEF_PTR].data, A->m, z.def_nnz, z.def_chunk, vs,
                                     &z.def_warps, &def_empty);
     for (int k = 0; st == SPMV_STATUS_SUCCESS && z.def_nnz == 0 && k < SPMVPORT_LB_NARRAYS; k++)
         st = add(fd, "def_lb", 0, 1, 0, 0);

@@ -82,8 +82,8 @@ PORT_DEVICE void ehyb_arrive(const ehyb_args<T> &a, int e, int slot, T v)
 
 /* B (the plan's batch, 4 or 8) = entries per lane loaded before any of them is used: a batch's loads are all in
  * flight together, and a width that is not a multiple of B is handled by predicated loads (no rolled remainder,
- * whose every entry would wait a full memory latency). The sums are the same whatever B. At the 32-register
- * bound, B = 4 spills nothing; B = 8 spills 8 (f32) to 24 (f64) bytes but has twice the loads in flight. */
+ * whose every entry would wait a full memory latency). The sums are the same whatever B. Under the two-blocks
+ * register bound, B = 4 spills nothing; B = 8 spills 8 (f32) to 24 (f64) bytes but has twice the loads in flight. */
 
 /* Adds count entries of one lane, entry k at q + k*W (er_col/er_val; column -1 = padding, skipped), in k order,
  * B at a time: columns and values of a batch, then its x reads, then the products. */
@@ -131,8 +131,8 @@ PORT_DEVICE void ehyb_er_slice(const ehyb_args<T> &a, int s, int lane)
     if (e >= 0) ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1) + 1, sum);
 }
 
-/* Two blocks per multiprocessor, as the segment budget assumes (SPMVPORT_EHYB_BLOCKS_PER_SM): 32 registers on a
- * 64K-register multiprocessor; without the bound the next-slice prefetch takes the f64 kernel to 48 and one block. */
+/* Two blocks per multiprocessor, as the segment budget assumes (SPMVPORT_EHYB_BLOCKS_PER_SM): the bound caps the
+ * registers so two 1024-thread blocks fit; without it the next-slice prefetch grows the f64 kernel to one block. */
 template <int W, typename T, int B>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM) ehyb_kernel(const ehyb_args<T> a)
 {

@@ -79,6 +79,41 @@ PORT_DEVICE void tile_ell(T &acc, const unsigned char *__restrict__ nib, const T
     }
 }
 
+/* DENSE: column-major, ld = rowlen, columns c0.. (structural zeros stored as 0 and skipped). */
+template <typename T>
+PORT_DEVICE void tile_dense(T &acc, const T *__restrict__ val, int c0, int rowlen, int collen,
+                            const T *__restrict__ xc, int r)
+{
+    if (r < rowlen)
+        for (int c = c0; c < collen; c++) {
+            const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
+            if (v != T(0)) acc += v * xv;
+        }
+}
+
+/* DENSE_ROW: full rows only (mask in two index bytes), column-major with ld = the number of full rows. */
+template <typename T>
+PORT_DEVICE void tile_dense_row(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int collen,
+                                const T *__restrict__ xc, int r)
+{
+    const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
+    if (mask >> r & 1) {
+        const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
+        for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
+    }
+}
+
+/* DENSE_COL: full columns only (mask in two index bytes), column-major with ld = rowlen. */
+template <typename T>
+PORT_DEVICE void tile_dense_col(T &acc, const unsigned char *__restrict__ idx, const T *__restrict__ val, int rowlen,
+                                int collen, const T *__restrict__ xc, int r)
+{
+    const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
+    if (r < rowlen)
+        for (int c = 0, q = 0; c < collen; c++)
+            if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
+}
+
 /* BAND (nd diagonals from lo, in the format byte): diagonal d = lo + k holds rows max(0, -d) .. re(d) - 1 of
  * the tile, stored one diagonal after another. Every address follows from the header, so each batch of up to 4
  * diagonals issues its value and x loads together: one round trip. */
@@ -146,28 +181,9 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
         }
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
-    case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
-        if (r < rowlen)
-            for (int c = 0; c < collen; c++) {
-                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
-                if (v != T(0)) acc += v * xv;
-            }
-        break;
-    case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
-        if (mask >> r & 1) {
-            const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
-        }
-        break;
-    }
-    default: { /* SPMVPORT_TILE_DENSE_COL: full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
-        if (r < rowlen)
-            for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
-        break;
-    }
+    case SPMVPORT_TILE_DENSE: tile_dense(acc, val, 0, rowlen, collen, xc, r); break;
+    case SPMVPORT_TILE_DENSE_ROW: tile_dense_row(acc, idx, val, collen, xc, r); break;
+    default: tile_dense_col(acc, idx, val, rowlen, collen, xc, r); break; /* SPMVPORT_TILE_DENSE_COL */
     }
 }
 
@@ -240,28 +256,9 @@ PORT_DEVICE void tile_rest(T &acc, const tile_meta &h, const unsigned char *__re
         tile_coo(acc, idx + 1 + ((ell + 1) >> 1), val + ell, 0, h.nv - ell, xc, r);
         break;
     }
-    case SPMVPORT_TILE_DENSE: /* column-major, ld = rowlen; structural zeros skipped */
-        if (r < rowlen)
-            for (int c = 1; c < collen; c++) {
-                const T v = port_ld_stream(val + c * rowlen + r), xv = port_ldg(xc + c); /* x not after v */
-                if (v != T(0)) acc += v * xv;
-            }
-        break;
-    case SPMVPORT_TILE_DENSE_ROW: { /* full rows only, column-major with ld = number of full rows */
-        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
-        if (mask >> r & 1) {
-            const int nd = port_popc((port_lane_mask_t)mask), d = tile_rank(mask, r);
-            for (int c = 0; c < collen; c++) acc += port_ld_stream(val + c * nd + d) * port_ldg(xc + c);
-        }
-        break;
-    }
-    case SPMVPORT_TILE_DENSE_COL: { /* full columns only, column-major with ld = rowlen */
-        const unsigned mask = port_ld_stream(idx) | (unsigned)port_ld_stream(idx + 1) << 8;
-        if (r < rowlen)
-            for (int c = 0, q = 0; c < collen; c++)
-                if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
-        break;
-    }
+    case SPMVPORT_TILE_DENSE: tile_dense(acc, val, 1, rowlen, collen, xc, r); break;
+    case SPMVPORT_TILE_DENSE_ROW: tile_dense_row(acc, idx, val, collen, xc, r); break;
+    case SPMVPORT_TILE_DENSE_COL: tile_dense_col(acc, idx, val, rowlen, collen, xc, r); break;
     default: break;
     }
 }
