@@ -277,12 +277,18 @@ typedef struct spmv_plan_options {
                                   * registers at two blocks per SM) */
     int ehyb_parts;              /* 0 = part count from the device (docs/formats/ehyb.md); else aim at this many
                                   * parts (thread blocks), raised where a segment would not fit shared memory */
+    int ehyb_halo;               /* 0 = a part also stages the columns of other parts that its rows use at least
+                                  * twice (its halo), so their entries are ELL entries read from shared memory;
+                                  * -1 = no halo; k >= 1 = columns used at least k times */
+    int ehyb_split;              /* warps per ELL slice: 0 = from the layout (more than one where a part has
+                                  * fewer slices than its block has warps: small matrices); 1 = one; 2, 4, ...
+                                  * = that many (a power of two, at most the block's warps) */
     /* SPMV_FORMAT_AUTO */
     int auto_tune;               /* 0 = choose from the row-length profile; 1 = build every candidate format the
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[6];             /* zero; room for more options without breaking the ABI */
+    int reserved[4];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

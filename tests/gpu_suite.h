@@ -102,22 +102,27 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* ehyb's batch-4 kernels (the edge cases are small matrices: the default batch 8 runs above), and batch 8 with
- * a part count of options.ehyb_parts. User ordering: the check passes x and y unpermuted. */
+/* ehyb's batch-4 kernels (the edge cases are small matrices: the default batch 8 runs above), batch 8 with a part
+ * count of options.ehyb_parts, no halo with one warp per slice, and every column in the halo with 8 warps per
+ * slice. User ordering: the check passes x and y unpermuted. */
 Test(SUITE, ehyb_batch_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    for (int p = 0; p < 4; p++) {
+    static const struct { int batch, parts, halo, split; } vars[] = {{4, 0, 0, 0}, {8, 37, 0, 0}, {0, 0, -1, 1},
+                                                                      {0, 0, 1, 8}};
+    for (int p = 0; p < 8; p++) {
         support_case *cases;
         int n = support_edge_corpus(p & 1 ? SPMV_F32 : SPMV_F64, &cases);
         spmv_plan_options_t o;
         spmv_plan_options_init(&o);
-        o.ehyb_batch = p < 2 ? 4 : 8;
-        o.ehyb_parts = p < 2 ? 0 : 37;
+        o.ehyb_batch = vars[p / 2].batch;
+        o.ehyb_parts = vars[p / 2].parts;
+        o.ehyb_halo = vars[p / 2].halo;
+        o.ehyb_split = vars[p / 2].split;
         for (int i = 0; i < n; i++) {
             double r = support_check_format(ctx, SPMV_FORMAT_EHYB, &o, cases[i].name, cases[i].A, 1);
-            cr_assert(r >= 0, "%s: ehyb_batch %d, ehyb_parts %d: %s", cases[i].name, o.ehyb_batch, o.ehyb_parts,
-                      spmv_last_error(ctx));
+            cr_assert(r >= 0, "%s: ehyb_batch %d, parts %d, halo %d, split %d: %s", cases[i].name, o.ehyb_batch,
+                      o.ehyb_parts, o.ehyb_halo, o.ehyb_split, spmv_last_error(ctx));
         }
         support_cases_free(cases, n);
     }

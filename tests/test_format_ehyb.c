@@ -109,8 +109,14 @@ static void check_invariants(const spmvport_format_data *fd, const spmv_matrix_t
 
     /* parts tile the plan rows, columns and slices */
     const int32_t *part = ARR(fd, SPMVPORT_EHYB_PART, const int32_t *);
-    cr_assert(part[0] == 0 && part[1] == 0 && part[2] == 0, "%s", name);
-    cr_assert(part[3 * parts] == m && part[3 * parts + 1] == n && part[3 * parts + 2] == slices, "%s", name);
+    const int32_t *halo = ARR(fd, SPMVPORT_EHYB_HALO, const int32_t *);
+    const int32_t halo_len = (int32_t)prm[SPMVPORT_EHYB_P_HALO];
+    cr_assert(part[0] == 0 && part[1] == 0 && part[2] == 0 && part[3] == 0, "%s", name);
+    cr_assert(part[4 * parts] == m && part[4 * parts + 1] == n && part[4 * parts + 2] == slices &&
+              part[4 * parts + 3] == halo_len, "%s", name);
+    cr_assert_eq(fd->arrays[SPMVPORT_EHYB_HALO].bytes, (size_t)halo_len * sizeof(int32_t), "%s", name);
+    const int64_t split = prm[SPMVPORT_EHYB_P_SPLIT];
+    cr_assert(split >= 1 && split <= SPMVPORT_EHYB_BLOCK_THREADS / W && (split & (split - 1)) == 0, "%s", name);
     const int32_t *ell_ptr = ARR(fd, SPMVPORT_EHYB_ELL_PTR, const int32_t *);
     const uint64_t *slice_er = ARR(fd, SPMVPORT_EHYB_SLICE_ER, const uint64_t *);
     const uint16_t *ell_col = ARR(fd, SPMVPORT_EHYB_ELL_COL, const uint16_t *);
@@ -132,10 +138,17 @@ static void check_invariants(const spmvport_format_data *fd, const spmv_matrix_t
     cr_assert_eq(er_meta[2 * n_er + 1] * vs, fd->arrays[SPMVPORT_EHYB_PARTIAL].bytes, "%s", name);
 
     for (int32_t p = 0; p < parts; p++) {
-        const int32_t rb = part[3 * p], cb = part[3 * p + 1], sb = part[3 * p + 2];
-        const int32_t re = part[3 * p + 3], ce = part[3 * p + 4], se = part[3 * p + 5];
-        cr_assert(rb <= re && cb <= ce && sb <= se, "%s: part %d not monotone", name, p);
-        cr_assert(ce - cb <= prm[SPMVPORT_EHYB_P_SEG_MAX], "%s: part %d segment past seg_max", name, p);
+        const int32_t rb = part[4 * p], cb = part[4 * p + 1], sb = part[4 * p + 2], hb = part[4 * p + 3];
+        const int32_t re = part[4 * p + 4], ce = part[4 * p + 5], se = part[4 * p + 6], he = part[4 * p + 7];
+        cr_assert(rb <= re && cb <= ce && sb <= se && hb <= he, "%s: part %d not monotone", name, p);
+        const int32_t own = ce - cb, staged = own + he - hb;
+        cr_assert(staged <= prm[SPMVPORT_EHYB_P_SEG_MAX], "%s: part %d staged x past seg_max", name, p);
+        for (int32_t h = hb, last = -1; h < he; h++) { /* halo: other parts' columns, by ascending A column */
+            const int32_t pc = ordering ? halo[h] : (halo[h] >= 0 && halo[h] < n ? col_inv[halo[h]] : -1);
+            cr_assert(pc >= 0 && pc < n && (pc < cb || pc >= ce), "%s: part %d halo entry %d", name, p, h);
+            cr_assert(col_perm[pc] > last, "%s: part %d halo not ascending (or repeated)", name, p);
+            last = col_perm[pc];
+        }
         cr_assert_eq(se - sb, (re - rb + W - 1) / W, "%s: part %d slices", name, p);
         for (int32_t s = sb; s < se; s++) {
             const int32_t off = ell_ptr[2 * s], noff = ell_ptr[2 * s + 1];
@@ -167,13 +180,16 @@ static void check_invariants(const spmvport_format_data *fd, const spmv_matrix_t
                 for (int32_t k = 0; k < width; k++) {
                     const int32_t q = off + k * W + lane, src = fd->value_map[q];
                     if (src < 0) {
-                        cr_assert(ell_col[q] == ce - cb && value_at(ell_val, A->precision, q) == 0.0,
+                        cr_assert(ell_col[q] == staged && value_at(ell_val, A->precision, q) == 0.0,
                                   "%s: ELL padding slot %d not inert", name, q);
                         continue;
                     }
                     cr_assert(r < re && src < nnz && row_of[src] == row_perm[r], "%s: ELL slot %d row", name, q);
-                    cr_assert(ell_col[q] < ce - cb && col_perm[cb + ell_col[q]] == A->col_idx[src],
-                              "%s: ELL slot %d column", name, q);
+                    const int32_t l = ell_col[q];
+                    const int32_t a_col = l < own ? col_perm[cb + l]
+                                          : l < staged ? (ordering ? col_perm[halo[hb + l - own]] : halo[hb + l - own])
+                                                       : -1;
+                    cr_assert(a_col == A->col_idx[src], "%s: ELL slot %d column", name, q);
                     cr_assert(value_at(ell_val, A->precision, q) == value_at(A->values, A->precision, src), "%s", name);
                     seen[src]++;
                 }
@@ -403,8 +419,35 @@ Test(ehyb, parts_option)
     support_cases_free(cases, n);
 }
 
-/* A small matrix on a 132-multiprocessor device: one part per 4 slices (8000 rows: 62 parts, not the former 7),
- * batch 8 in f64 too */
+/* options.ehyb_halo and ehyb_split: no halo, every column used once, a halo of columns used 3 times; one warp
+ * per slice, 8 and the block's all (32 of 32 lanes, 16 of 64), on both warp sizes and precisions */
+Test(ehyb, halo_and_split_options)
+{
+    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
+                               .shared_mem_per_block = 232448};
+    static const struct { int halo, split, w; spmv_precision_t p; } vars[] = {
+        {-1, 1, 32, SPMV_F64}, {1, 8, 32, SPMV_F64}, {3, 32, 32, SPMV_F32}, {1, 16, 64, SPMV_F32}, {-1, 2, 64, SPMV_F64}};
+    for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
+        support_case *cases;
+        int n = support_edge_corpus(vars[v].p, &cases);
+        spmv_plan_options_t opt = options(vars[v].w, 0, 0);
+        opt.ehyb_halo = vars[v].halo;
+        opt.ehyb_split = vars[v].split;
+        for (int i = 0; i < n; i++) {
+            spmvport_format_data fd;
+            build(&fd, cases[i].A, vars[v].w, &h100, &opt);
+            check_invariants(&fd, cases[i].A, cases[i].name);
+            cr_assert_eq(fd.params[SPMVPORT_EHYB_P_SPLIT], vars[v].split, "%s", cases[i].name);
+            if (vars[v].halo < 0) cr_assert_eq(fd.params[SPMVPORT_EHYB_P_HALO], 0, "%s", cases[i].name);
+            run_direct(&fd, cases[i].A, cases[i].name);
+            spmvport_format_data_free(&fd);
+        }
+        support_cases_free(cases, n);
+    }
+}
+
+/* A small matrix on a 132-multiprocessor device: one part per multiprocessor (8000 rows: 132 parts, not the
+ * former 7 or 62), batch 8 in f64 too, several warps per slice */
 Test(ehyb, small_matrix_parts)
 {
     spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
@@ -418,10 +461,11 @@ Test(ehyb, small_matrix_parts)
     run_direct(&fd, A, "stencil3d:7:20");
     const char *st = fd.stats;
     cr_assert(strstr(st, "small=1;") != NULL && strstr(st, "batch=8;") != NULL, "%s", st);
+    cr_assert(fd.params[SPMVPORT_EHYB_P_SPLIT] > 1, "a small matrix splits its slices: %s", st);
     const char *pp = strstr(st, ";parts=");
     cr_assert(pp != NULL);
     const int parts = atoi(pp + 7);
-    cr_assert(parts >= 40 && parts <= 62, "parts %d", parts);
+    cr_assert(parts >= 120 && parts <= 132, "parts %d: one per multiprocessor", parts);
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);
 }
@@ -446,6 +490,19 @@ Test(ehyb, bad_options)
     cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
     cr_assert(strstr(spmv_last_error(ctx), "ehyb_parts") != NULL, "%s", spmv_last_error(ctx));
     cr_assert_null(plan);
+    opt = options(0, 0, 0);
+    opt.ehyb_halo = -2;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+    cr_assert(strstr(spmv_last_error(ctx), "ehyb_halo") != NULL, "%s", spmv_last_error(ctx));
+    cr_assert_null(plan);
+    static const int bad_split[] = {-1, 3, 64};
+    for (int k = 0; k < 3; k++) {
+        opt = options(0, 0, 0);
+        opt.ehyb_split = bad_split[k];
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_EHYB, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert(strstr(spmv_last_error(ctx), "ehyb_split") != NULL, "%s", spmv_last_error(ctx));
+        cr_assert_null(plan);
+    }
     spmvport_format_data fd;
     char msg[SPMVPORT_MSG_LEN] = "";
     opt = options(16, 0, 0);

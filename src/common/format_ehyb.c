@@ -40,10 +40,16 @@
 #define EHYB_DEFAULT_SEED 20240611
 /* Fixed cost, in bytes, of moving a row's tail to the ER part (rank metadata, two partial slots, a ticket). */
 #define EHYB_ER_ROW_BYTES 64.0
-/* Cost, in bytes moved, of a row in the far ER part: its fences, ticket and partial sums (H200: ~800). */
+/* Cost, in bytes moved, of a row in the far ER part: its fences, ticket and partial sums (H200: ~800). On a small
+ * matrix the far phase is a chain of round trips (counter, entries, fence, ticket, partials) after the slices,
+ * on few busy warps, and every warp of the grid takes two tickets of one counter: there a row goes far only to
+ * save a great deal of near-ER padding (a far phase with no work is skipped). */
 #define EHYB_FAR_ROW_BYTES 768.0
+#define EHYB_FAR_ROW_BYTES_SMALL 65536.0
 /* Fewest slices of W rows in a part of a small matrix (see choose_part_count). */
 #define EHYB_MIN_PART_SLICES 4
+/* A column of another part joins a part's halo when the part's rows use it at least this often (part_halo). */
+#define EHYB_HALO_MIN_USES 2
 
 /* ==================================================================================================
  * Build state: every temporary lives here and is freed by build_free on every path.
@@ -52,23 +58,28 @@
 typedef struct {
     /* inputs */
     const spmv_matrix_t *A;
-    int W, plan_ordering, seed, batch, parts_option;
+    int W, plan_ordering, seed, batch, parts_option, halo_min, split_option;
     size_t vsize;
     int32_t nv; /* vertices: max(m, n) */
     /* step 1 */
     int P;
     int64_t K, target_parts, cap;
     int small; /* fewer rows than the threads of K x P blocks: the part count of a small matrix */
+    int split_room; /* cap leaves room for the split's partial sums (one value per block thread) */
     size_t budget;
     /* step 2-3 */
     int32_t *part;    /* [nv] part of each vertex */
     int32_t nparts;
-    double graph_ms, metis_ms, reorder_ms, convert_ms;
+    double graph_ms, metis_ms, halo_ms, reorder_ms, convert_ms;
     const char *partitioner; /* "metis", "metis_unit_weights" or "blocks" (METIS failed or was not needed) */
+    /* step 2b */
+    int32_t *halo_ptr;  /* [nparts+1] */
+    int32_t *halo_v;    /* [halo_ptr[nparts]] per part, its halo vertices (columns of other parts), ascending */
     /* step 3 */
     int32_t *cnt_in;  /* [m] A row's entries whose column is in the row's part (0 if the segment > 16 bits) */
     int32_t *row_perm, *col_perm, *col_inv; /* [m], [n], [n] */
-    int32_t *part_ptr;                      /* [3*(nparts+1)] */
+    int32_t *part_ptr;                      /* [4*(nparts+1)] */
+    int32_t *halo;                          /* [halo_ptr[nparts]] staged x index of each halo entry */
     unsigned char *seg_fits;                /* [nparts] */
     int32_t seg_max;
     /* step 4 */
@@ -78,7 +89,7 @@ typedef struct {
     int32_t *near_len;  /* [m] per plan row: entries in the slice's near-ER block */
     int32_t *er_len;    /* [m] per plan row: entries in the far ER part */
     int64_t ell_nnz, near_nnz;
-    int32_t width_min, width_max, near_width_max, near_slots;
+    int32_t width_min, width_max, near_width_max, near_slots, split;
     int32_t *rank_of;   /* [m] per plan row, -1 without ER entries */
     int32_t n_er, n_long, n_chunks, n_er_slices;
     int32_t *er_meta;   /* [2*(n_er+1)] */
@@ -98,7 +109,7 @@ typedef struct {
 
 static void build_free(ehyb_build *b)
 {
-    void *owned[] = {b->part, b->cnt_in, b->row_perm, b->col_perm, b->col_inv, b->part_ptr, b->seg_fits,
+    void *owned[] = {b->part, b->halo_ptr, b->halo_v, b->halo, b->cnt_in, b->row_perm, b->col_perm, b->col_inv, b->part_ptr, b->seg_fits,
                      b->ell_ptr, b->ell_len, b->near_len, b->er_len, b->rank_of, b->er_meta, b->pos_base, b->pos_stride,
                      b->er_work, b->slice_er, b->ell_col, b->ell_val, b->er_val, b->partial, b->er_col, b->sync,
                      b->value_map};
@@ -148,18 +159,28 @@ static void choose_part_count(ehyb_build *b, const spmv_device_info_t *dev)
     if (nv < parts * SPMVPORT_EHYB_BLOCK_THREADS) {
         /* a small matrix: fewer rows than the threads of K x P blocks. Busy warps per multiprocessor, not blocks,
          * set the speed: two blocks on one multiprocessor keep no more warps busy than one block with both their
-         * slices, but cut more entries. So at most one part per multiprocessor, each of at least
-         * EHYB_MIN_PART_SLICES slices (tinier parts make most entries ER); then enough parts that a block's warps
-         * take all its slices in one round (room for METIS's imbalance), not two (the former cap of one slice
-         * per warp left 8 blocks of 34 slices, 2 rounds, on bcsstk33's 8.7k rows and 124 idle multiprocessors) */
+         * slices. So one part per multiprocessor: its few slices are split over the block's warps (step 4) and
+         * the entries its cut leaves out are mostly halo entries, staged too (H200, ehyb_parts = 132 against
+         * the former parts of at least 4 slices: bcsstk13 0.0099 -> 0.0077 ms, bcsstk33 0.0111 -> 0.0099).
+         * Without the split (options.ehyb_split = 1), parts of at least EHYB_MIN_PART_SLICES slices, as measured
+         * before the split existed. Then enough parts that a block's warps take all its slices in one round
+         * (room for METIS's imbalance), not two (the former cap of one slice per warp left 8 blocks of 34
+         * slices, 2 rounds, on bcsstk33's 8.7k rows and 124 idle multiprocessors) */
         const int64_t min_rows = (int64_t)EHYB_MIN_PART_SLICES * b->W, warps = SPMVPORT_EHYB_BLOCK_THREADS / b->W;
-        int64_t small = nv / min_rows < b->P ? nv / min_rows : b->P;
+        int64_t small = b->split_option != 1 || nv / min_rows > b->P ? b->P : nv / min_rows;
         const int64_t one_round = (nv + (warps - 2) * b->W - 1) / ((warps - 2) * b->W);
         if (small < one_round) small = one_round;
         if (small < parts) parts = small;
         b->small = 1;
     }
     if (b->parts_option > 0) parts = b->parts_option; /* options.ehyb_parts: measured choices */
+    /* a block that splits its slices over several warps (step 4) adds their partial sums, one value per thread,
+     * in shared memory after the staged x: the staged x of such a plan is that much shorter */
+    if (((b->small && b->split_option != 1) || b->split_option > 1) && cap > 2 * SPMVPORT_EHYB_BLOCK_THREADS) {
+        cap -= SPMVPORT_EHYB_BLOCK_THREADS;
+        b->cap = cap;
+        b->split_room = 1;
+    }
     /* but enough parts for every segment to fit, with room for METIS's 3% imbalance */
     const int64_t fill = cap * 9 / 10 > 0 ? cap * 9 / 10 : 1;
     const int64_t need = ((int64_t)b->A->n + fill - 1) / fill;
@@ -390,21 +411,139 @@ static spmv_status_t partition(ehyb_build *b, char *msg, size_t msglen)
     return refine_parts(b, msg, msglen);
 }
 
-/* ==================================================================================================
- * Step 3: renumbering
- * ================================================================================================== */
-
 typedef struct {
     int32_t key, v;
 } keyed_vertex;
 
-/* Descending in-part count, then ascending vertex: a total order, so the plan is reproducible. */
+/* ==================================================================================================
+ * Step 2b: halos
+ * ================================================================================================== */
+
+static int by_int(const void *pa, const void *pb)
+{
+    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static int by_vertex(const void *pa, const void *pb)
+{
+    const keyed_vertex *a = pa, *b = pb;
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+/* Descending key (here: uses), then ascending vertex: a total order, so the plan is reproducible. */
 static int by_count_desc(const void *pa, const void *pb)
 {
     const keyed_vertex *a = pa, *b = pb;
     if (a->key != b->key) return a->key > b->key ? -1 : 1;
     return (a->v > b->v) - (a->v < b->v);
 }
+
+/* Whether column vertex v is in part p's halo. */
+static int in_halo(const ehyb_build *b, int32_t p, int32_t v)
+{
+    const int32_t *h = b->halo_v + b->halo_ptr[p];
+    return bsearch(&v, h, (size_t)(b->halo_ptr[p + 1] - b->halo_ptr[p]), sizeof *h, by_int) != NULL;
+}
+
+/* Part p's halo: the columns of other parts that p's rows use at least halo_min times, most used first while the
+ * staged x (own columns + halo) fits the cap; ascending vertex in *out (malloc'd), count returned, -1 if out of
+ * memory. A column used k times as a near-ER entry moves k x reads from global memory (and 2 bytes of index per
+ * entry) into shared memory for one staged read: worth it from k = 2. */
+static int32_t part_halo(const ehyb_build *b, const int32_t *rows, int32_t nrows, int32_t p, int64_t room,
+                         int32_t **out)
+{
+    const spmv_matrix_t *A = b->A;
+    *out = NULL;
+    int64_t total = 0;
+    for (int32_t t = 0; t < nrows; t++)
+        for (int32_t k = A->row_ptr[rows[t]]; k < A->row_ptr[rows[t] + 1]; k++) total += b->part[A->col_idx[k]] != p;
+    if (total == 0 || room <= 0) return 0;
+    int32_t *cols = spmvport_malloc_array((size_t)total, sizeof *cols);
+    keyed_vertex *use = spmvport_malloc_array((size_t)total, sizeof *use);
+    if (!cols || !use) {
+        free(cols);
+        free(use);
+        return -1;
+    }
+    int64_t c = 0;
+    for (int32_t t = 0; t < nrows; t++)
+        for (int32_t k = A->row_ptr[rows[t]]; k < A->row_ptr[rows[t] + 1]; k++)
+            if (b->part[A->col_idx[k]] != p) cols[c++] = A->col_idx[k];
+    qsort(cols, (size_t)total, sizeof *cols, by_int);
+    int64_t kept = 0;
+    for (int64_t i = 0, j; i < total; i = j) {
+        for (j = i + 1; j < total && cols[j] == cols[i];) j++;
+        if (j - i >= b->halo_min) use[kept++] = (keyed_vertex){(int32_t)(j - i), cols[i]};
+    }
+    if (kept > room) { /* the most used columns first */
+        qsort(use, (size_t)kept, sizeof *use, by_count_desc);
+        kept = room;
+        qsort(use, (size_t)kept, sizeof *use, by_vertex);
+    }
+    for (int64_t i = 0; i < kept; i++) cols[i] = use[i].v;
+    free(use);
+    *out = cols;
+    return (int32_t)kept;
+}
+
+/* Every part's halo (halo_ptr, halo_v); none when options.ehyb_halo = -1 or there is one part. */
+static spmv_status_t select_halos(ehyb_build *b, char *msg, size_t msglen)
+{
+    const spmv_matrix_t *A = b->A;
+    const int32_t m = A->m, np = b->nparts;
+    b->halo_ptr = spmvport_calloc_array((size_t)np + 1, sizeof *b->halo_ptr);
+    if (b->halo_ptr == NULL) return out_of_memory("the halos", msg, msglen);
+    if (b->halo_min <= 0 || np < 2 || A->nnz == 0) return SPMV_STATUS_SUCCESS;
+    int32_t *start = spmvport_calloc_array((size_t)np + 1, sizeof *start);
+    int32_t *rows = spmvport_malloc_array((size_t)m + 1, sizeof *rows);
+    int64_t *own = spmvport_calloc_array((size_t)np, sizeof *own);
+    int32_t **lists = spmvport_calloc_array((size_t)np, sizeof *lists);
+    int failed = !start || !rows || !own || !lists;
+    if (!failed) {
+        for (int32_t v = 0; v < A->n; v++) own[b->part[v]]++;
+        for (int32_t i = 0; i < m; i++) start[b->part[i] + 1]++;
+        for (int32_t p = 0; p < np; p++) start[p + 1] += start[p];
+        for (int32_t i = 0; i < m; i++) rows[start[b->part[i]]++] = i;
+        for (int32_t p = np; p > 0; p--) start[p] = start[p - 1];
+        start[0] = 0;
+        EHYB_OMP("omp parallel for schedule(dynamic, 1) if(A->nnz > 100000)")
+        for (int32_t p = 0; p < np; p++) {
+            const int32_t count = part_halo(b, rows + start[p], start[p + 1] - start[p], p, b->cap - own[p],
+                                            &lists[p]);
+            if (count < 0) {
+                EHYB_OMP("omp atomic write")
+                failed = 1;
+            } else {
+                b->halo_ptr[p + 1] = count;
+            }
+        }
+    }
+    int64_t total = 0;
+    for (int32_t p = 0; !failed && p < np; p++) {
+        total += b->halo_ptr[p + 1];
+        if (total > INT32_MAX) {
+            for (int32_t q = 0; q < np; q++) free(lists[q]);
+            free(start); free(rows); free(own); free(lists);
+            return too_large("halo entries", total, msg, msglen);
+        }
+        b->halo_ptr[p + 1] = (int32_t)total;
+    }
+    if (!failed) b->halo_v = spmvport_malloc_array((size_t)total + 1, sizeof *b->halo_v);
+    failed = failed || b->halo_v == NULL;
+    for (int32_t p = 0; p < np && lists != NULL; p++) {
+        if (!failed && lists[p] != NULL)
+            memcpy(b->halo_v + b->halo_ptr[p], lists[p], (size_t)(b->halo_ptr[p + 1] - b->halo_ptr[p]) * sizeof(int32_t));
+        free(lists[p]);
+    }
+    free(start); free(rows); free(own); free(lists);
+    if (failed) return out_of_memory("the halos", msg, msglen);
+    return SPMV_STATUS_SUCCESS;
+}
+
+/* ==================================================================================================
+ * Step 3: renumbering
+ * ================================================================================================== */
 
 static spmv_status_t renumber(ehyb_build *b, char *msg, size_t msglen)
 {
@@ -418,9 +557,10 @@ static spmv_status_t renumber(ehyb_build *b, char *msg, size_t msglen)
     b->row_perm = spmvport_malloc_array((size_t)m, sizeof *b->row_perm);
     b->col_perm = spmvport_malloc_array((size_t)n, sizeof *b->col_perm);
     b->col_inv = spmvport_malloc_array((size_t)n, sizeof *b->col_inv);
-    b->part_ptr = spmvport_malloc_array(3 * ((size_t)np + 1), sizeof *b->part_ptr);
+    b->part_ptr = spmvport_malloc_array(4 * ((size_t)np + 1), sizeof *b->part_ptr);
+    b->halo = spmvport_malloc_array((size_t)b->halo_ptr[np] + 1, sizeof *b->halo);
     if (!start || !cols || !items || !b->seg_fits || !b->cnt_in || !b->row_perm || !b->col_perm || !b->col_inv ||
-        !b->part_ptr) {
+        !b->part_ptr || !b->halo) {
         free(start); free(cols); free(items);
         return out_of_memory("the renumbering", msg, msglen);
     }
@@ -433,7 +573,8 @@ static spmv_status_t renumber(ehyb_build *b, char *msg, size_t msglen)
         int32_t count = 0;
         const int32_t p = part[i];
         if (fits[p])
-            for (int32_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) count += part[A->col_idx[k]] == p;
+            for (int32_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
+                count += part[A->col_idx[k]] == p || in_halo(b, p, A->col_idx[k]);
         b->cnt_in[i] = count;
     }
     /* bucket the vertices by part (ascending vertex inside), then sort each part by in-part count */
@@ -453,8 +594,9 @@ static spmv_status_t renumber(ehyb_build *b, char *msg, size_t msglen)
     int32_t r = 0, c = 0;
     b->seg_max = 0;
     for (int32_t p = 0; p < np; p++) {
-        b->part_ptr[3 * p] = r;
-        b->part_ptr[3 * p + 1] = c;
+        b->part_ptr[4 * p] = r;
+        b->part_ptr[4 * p + 1] = c;
+        b->part_ptr[4 * p + 3] = b->halo_ptr[p];
         for (int32_t k = start[p]; k < start[p + 1]; k++) {
             const int32_t v = items[k].v;
             if (v < m) b->row_perm[r++] = v;
@@ -463,10 +605,15 @@ static spmv_status_t renumber(ehyb_build *b, char *msg, size_t msglen)
                 b->col_perm[c++] = v;
             }
         }
-        if (cols[p] > b->seg_max) b->seg_max = cols[p];
+        const int32_t staged = cols[p] + b->halo_ptr[p + 1] - b->halo_ptr[p]; /* <= cap */
+        if (staged > b->seg_max) b->seg_max = staged;
     }
-    b->part_ptr[3 * np] = r;
-    b->part_ptr[3 * np + 1] = c;
+    b->part_ptr[4 * np] = r;
+    b->part_ptr[4 * np + 1] = c;
+    b->part_ptr[4 * np + 3] = b->halo_ptr[np];
+    /* what the kernel stages after a part's own columns: A's column, or the plan column with plan ordering */
+    for (int32_t h = 0; h < b->halo_ptr[np]; h++)
+        b->halo[h] = b->plan_ordering ? b->col_inv[b->halo_v[h]] : b->halo_v[h];
     free(start); free(cols); free(items);
     return SPMV_STATUS_SUCCESS;
 }
@@ -499,8 +646,8 @@ static int32_t slice_width(const int32_t *cnt_in, const int32_t *rows, int32_t n
 
 /* Width of a slice's near-ER block from its rows' ER counts E (nr <= W values, sorted here): the same trade as
  * slice_width, W * w near slots (value, 32-bit column) against moving the excess of the k longest rows to the far
- * ER part, which costs a rank, two partial-sum slots and a ticket per row (EHYB_FAR_ROW_BYTES). */
-static int32_t near_width(int32_t *E, int32_t nr, int W, size_t vsize)
+ * ER part, which costs a rank, two partial-sum slots and a ticket per row (far_row_bytes). */
+static int32_t near_width(int32_t *E, int32_t nr, int W, size_t vsize, double far_row_bytes)
 {
     for (int32_t i = 1; i < nr; i++) /* insertion sort, descending: nr <= 64 */
         for (int32_t j = i; j > 0 && E[j] > E[j - 1]; j--) {
@@ -513,7 +660,7 @@ static int32_t near_width(int32_t *E, int32_t nr, int W, size_t vsize)
     int32_t width = 0;
     for (int32_t k = 0; k <= nr; k++) {
         const int32_t w = k < nr ? E[k] : 0;
-        const double cost = (double)W * w * slot + (excess - (double)k * w) * slot + k * EHYB_FAR_ROW_BYTES;
+        const double cost = (double)W * w * slot + (excess - (double)k * w) * slot + k * far_row_bytes;
         if (k == 0 || cost < best) {
             best = cost;
             width = w;
@@ -545,10 +692,10 @@ static spmv_status_t ell_layout(ehyb_build *b, char *msg, size_t msglen)
     const int32_t np = b->nparts, W = b->W;
     int64_t slices = 0;
     for (int32_t p = 0; p < np; p++) {
-        b->part_ptr[3 * p + 2] = (int32_t)slices;
-        slices += (b->part_ptr[3 * p + 3] - b->part_ptr[3 * p] + W - 1) / W;
+        b->part_ptr[4 * p + 2] = (int32_t)slices;
+        slices += (b->part_ptr[4 * p + 4] - b->part_ptr[4 * p] + W - 1) / W;
     }
-    b->part_ptr[3 * np + 2] = (int32_t)slices; /* <= m */
+    b->part_ptr[4 * np + 2] = (int32_t)slices; /* <= m */
     b->nslices = (int32_t)slices;
     b->ell_ptr = spmvport_malloc_array(2 * ((size_t)slices + 1), sizeof *b->ell_ptr);
     b->ell_len = spmvport_malloc_array((size_t)A->m, sizeof *b->ell_len);
@@ -564,9 +711,9 @@ static spmv_status_t ell_layout(ehyb_build *b, char *msg, size_t msglen)
     const int32_t *cnt_in = b->cnt_in, *row_perm = b->row_perm, *part_ptr = b->part_ptr;
     EHYB_OMP("omp parallel for schedule(dynamic, 16) if(A->nnz > 100000)")
     for (int32_t p = 0; p < np; p++) {
-        const int32_t rb = part_ptr[3 * p], re = part_ptr[3 * p + 3];
+        const int32_t rb = part_ptr[4 * p], re = part_ptr[4 * p + 4];
         int32_t E[64];
-        for (int32_t s = part_ptr[3 * p + 2], r0 = rb; r0 < re; s++, r0 += W) {
+        for (int32_t s = part_ptr[4 * p + 2], r0 = rb; r0 < re; s++, r0 += W) {
             const int32_t nr = re - r0 < W ? re - r0 : W;
             width[s] = slice_width(cnt_in, row_perm + r0, nr, W, b->vsize);
             for (int32_t r = r0; r < r0 + nr; r++) {
@@ -575,7 +722,7 @@ static spmv_status_t ell_layout(ehyb_build *b, char *msg, size_t msglen)
                 E[r - r0] = row_nnz(A, i) - b->ell_len[r];
             }
             for (int32_t r = r0; r < r0 + nr; r++) b->er_len[r] = E[r - r0]; /* near_width sorts E */
-            nwidth[s] = near_width(E, nr, W, b->vsize);
+            nwidth[s] = near_width(E, nr, W, b->vsize, b->small ? EHYB_FAR_ROW_BYTES_SMALL : EHYB_FAR_ROW_BYTES);
             for (int32_t r = r0; r < r0 + nr; r++) {
                 b->near_len[r] = b->er_len[r] < nwidth[s] ? b->er_len[r] : nwidth[s];
                 b->er_len[r] -= b->near_len[r];
@@ -603,6 +750,27 @@ static spmv_status_t ell_layout(ehyb_build *b, char *msg, size_t msglen)
         b->near_nnz += b->near_len[r];
     }
     return SPMV_STATUS_SUCCESS;
+}
+
+/* G, the warps per ELL slice: options.ehyb_split, else the largest power of two with which every part's slices
+ * take one round of its block's warps (a part with fewer slices than warps, i.e. a small matrix: each lane's
+ * chain of width / B dependent loads is cut G-fold), else 1. G > 1 needs the room reserved in step 1. */
+static void choose_split(ehyb_build *b)
+{
+    const int32_t warps = SPMVPORT_EHYB_BLOCK_THREADS / b->W;
+    int32_t most = 1;
+    for (int32_t p = 0; p < b->nparts; p++) {
+        const int32_t sl = b->part_ptr[4 * p + 6] - b->part_ptr[4 * p + 2];
+        if (sl > most) most = sl;
+    }
+    b->split = 1;
+    if (!b->split_room) return;
+    if (b->split_option > 0) {
+        b->split = b->split_option;
+        return;
+    }
+    if (b->small)
+        while (2 * b->split * most <= warps) b->split *= 2;
 }
 
 typedef struct {
@@ -742,14 +910,15 @@ static spmv_status_t convert(ehyb_build *b, char *msg, size_t msglen)
 
     EHYB_OMP("omp parallel for schedule(dynamic, 4) if(A->nnz > 100000)")
     for (int32_t p = 0; p < np; p++) {
-        const int32_t rb = b->part_ptr[3 * p], re = b->part_ptr[3 * p + 3];
-        const int32_t cb = b->part_ptr[3 * p + 1], ce = b->part_ptr[3 * p + 4];
+        const int32_t rb = b->part_ptr[4 * p], re = b->part_ptr[4 * p + 4];
+        const int32_t cb = b->part_ptr[4 * p + 1], ce = b->part_ptr[4 * p + 5];
+        const int32_t hb = b->part_ptr[4 * p + 3], hl = b->part_ptr[4 * p + 7] - hb;
         const int fits = b->seg_fits[p];
-        /* ELL padding points at the zero the kernel stages after the segment */
-        for (int32_t q = b->ell_ptr[2 * b->part_ptr[3 * p + 2]]; q < b->ell_ptr[2 * b->part_ptr[3 * p + 5]]; q++)
-            b->ell_col[q] = (uint16_t)(fits ? ce - cb : 0);
+        /* ELL padding points at the zero the kernel stages after the own columns and the halo */
+        for (int32_t q = b->ell_ptr[2 * b->part_ptr[4 * p + 2]]; q < b->ell_ptr[2 * b->part_ptr[4 * p + 6]]; q++)
+            b->ell_col[q] = (uint16_t)(fits ? ce - cb + hl : 0);
         for (int32_t r = rb; r < re; r++) {
-            const int32_t i = b->row_perm[r], s = b->part_ptr[3 * p + 2] + (r - rb) / W, lane = (r - rb) % W;
+            const int32_t i = b->row_perm[r], s = b->part_ptr[4 * p + 2] + (r - rb) / W, lane = (r - rb) % W;
             const int32_t e = b->rank_of[r];
             if (e >= 0) { /* ranks follow plan rows: the slice's first far-ER row carries the base rank */
                 if (b->slice_er[2 * s] == 0) b->slice_er[2 * s + 1] = (uint64_t)e;
@@ -759,9 +928,12 @@ static spmv_status_t convert(ehyb_build *b, char *msg, size_t msglen)
             for (int32_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
                 const int32_t j = A->col_idx[k], pj = b->col_inv[j];
                 int64_t q;
-                if (fits && pj >= cb && pj < ce && in_ell < b->ell_len[r]) {
+                /* staged: an own column (local pj - cb) or a halo column (local own count + its halo place) */
+                const int32_t *h = fits && (pj < cb || pj >= ce) && hl > 0
+                                       ? bsearch(&j, b->halo_v + hb, (size_t)hl, sizeof *h, by_int) : NULL;
+                if (fits && ((pj >= cb && pj < ce) || h != NULL) && in_ell < b->ell_len[r]) {
                     q = b->ell_ptr[2 * s] + (int64_t)in_ell++ * W + lane;
-                    b->ell_col[q] = (uint16_t)(pj - cb);
+                    b->ell_col[q] = (uint16_t)(h != NULL ? ce - cb + (h - (b->halo_v + hb)) : pj - cb);
                     ell_map[q] = k;
                     if (f32) ((float *)b->ell_val)[q] = ((const float *)A->values)[k];
                     else ((double *)b->ell_val)[q] = ((const double *)A->values)[k];
@@ -797,7 +969,7 @@ static spmv_status_t hand_over(spmvport_format_data *fd, ehyb_build *b, char *ms
     } arrays[SPMVPORT_EHYB_NARRAYS] = {
         {"row_perm", b->row_perm, (size_t)A->m * i4, 0},
         {"col_perm", b->col_perm, (size_t)A->n * i4, 0},
-        {"part", b->part_ptr, 3 * ((size_t)b->nparts + 1) * i4, 0},
+        {"part", b->part_ptr, 4 * ((size_t)b->nparts + 1) * i4, 0},
         {"ell_ptr", b->ell_ptr, 2 * ((size_t)b->nslices + 1) * i4, 0},
         {"slice_er", b->slice_er, 2 * (size_t)b->nslices * sizeof(uint64_t), 0},
         {"ell_col", b->ell_col, (size_t)b->ell_slots * sizeof(uint16_t), 0},
@@ -808,8 +980,10 @@ static spmv_status_t hand_over(spmvport_format_data *fd, ehyb_build *b, char *ms
         {"er_val", b->er_val, (size_t)b->er_slots * vs, 1},
         {"partial", b->partial, (size_t)b->partial_slots * vs, 0},
         {"sync", b->sync, (2 + (size_t)b->n_er) * i4, 0},
+        {"halo", b->halo, (size_t)b->halo_ptr[b->nparts] * i4, 0},
     };
     b->row_perm = b->col_perm = b->part_ptr = b->ell_ptr = b->er_meta = b->er_work = b->er_col = b->sync = NULL;
+    b->halo = NULL;
     b->slice_er = NULL;
     b->ell_col = NULL;
     b->ell_val = b->er_val = b->partial = NULL;
@@ -845,6 +1019,8 @@ static spmv_status_t hand_over(spmvport_format_data *fd, ehyb_build *b, char *ms
     prm[SPMVPORT_EHYB_P_LONG_ROWS] = b->n_long;
     prm[SPMVPORT_EHYB_P_NEAR_SLOTS] = b->near_slots;
     prm[SPMVPORT_EHYB_P_BATCH] = b->batch;
+    prm[SPMVPORT_EHYB_P_SPLIT] = b->split;
+    prm[SPMVPORT_EHYB_P_HALO] = b->halo_ptr[b->nparts];
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -858,12 +1034,12 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
                  "partitioner=%s;K=%lld;P=%d;small=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
                  "ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
                  "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;batch=%d;"
-                 "graph_ms=%.2f;metis_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
+                 "halo=%d;halo_min=%d;split=%d;graph_ms=%.2f;metis_ms=%.2f;halo_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
                  b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->small, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
                  b->width_max, b->near_width_max, (double)b->ell_nnz / nnz, (double)(b->A->nnz - b->ell_nnz) / nnz,
                  (double)far / nnz, b->n_er, b->n_long, b->n_chunks, b->n_er_slices, padding,
-                 b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->graph_ms, b->metis_ms, b->reorder_ms,
-                 b->convert_ms);
+                 b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->halo_ptr[b->nparts], b->halo_min, b->split,
+                 b->graph_ms, b->metis_ms, b->halo_ms, b->reorder_ms, b->convert_ms);
 }
 
 #endif /* SPMVPORT_HAVE_METIS */
@@ -904,6 +1080,17 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
                      opt->ehyb_parts);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->ehyb_halo < -1) {
+        spmvport_msg(msg, msglen, "ehyb: options.ehyb_halo = %d; expected 0 (default), -1 (no halo) or a least "
+                     "use count >= 1", opt->ehyb_halo);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    const int warps = SPMVPORT_EHYB_BLOCK_THREADS / fd->warp_size;
+    if (opt->ehyb_split < 0 || opt->ehyb_split > warps || (opt->ehyb_split & (opt->ehyb_split - 1)) != 0) {
+        spmvport_msg(msg, msglen, "ehyb: options.ehyb_split = %d; expected 0 (default) or a power of two up to the "
+                     "block's %d warps", opt->ehyb_split, warps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     ehyb_build b;
     memset(&b, 0, sizeof b);
     b.A = A;
@@ -911,6 +1098,8 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
     b.plan_ordering = opt->ehyb_plan_ordering;
     b.seed = opt->ehyb_seed != 0 ? opt->ehyb_seed : EHYB_DEFAULT_SEED;
     b.parts_option = opt->ehyb_parts;
+    b.halo_min = opt->ehyb_halo == 0 ? EHYB_HALO_MIN_USES : opt->ehyb_halo < 0 ? 0 : opt->ehyb_halo;
+    b.split_option = opt->ehyb_split;
     b.vsize = spmvport_value_size(A->precision);
     b.nv = A->m > A->n ? A->m : A->n;
     choose_part_count(&b, dev);
@@ -921,9 +1110,13 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
 
     spmv_status_t st = partition(&b, msg, msglen);
     double t0 = spmvport_now_ms();
+    if (st == SPMV_STATUS_SUCCESS) st = select_halos(&b, msg, msglen);
+    b.halo_ms = spmvport_now_ms() - t0;
+    t0 = spmvport_now_ms();
     if (st == SPMV_STATUS_SUCCESS) st = renumber(&b, msg, msglen);
     double t1 = spmvport_now_ms();
     if (st == SPMV_STATUS_SUCCESS) st = ell_layout(&b, msg, msglen);
+    if (st == SPMV_STATUS_SUCCESS) choose_split(&b);
     if (st == SPMV_STATUS_SUCCESS) st = er_layout(&b, msg, msglen);
     if (st == SPMV_STATUS_SUCCESS) st = convert(&b, msg, msglen);
     b.reorder_ms = t1 - t0;

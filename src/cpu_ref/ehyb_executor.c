@@ -1,11 +1,13 @@
 /*
  * ehyb_executor.c -- CPU executor of format ehyb, walking the arrays as device/ehyb_kernels.h does:
  *
- *  block p (one per part): stages x segment [col_begin(p), col_begin(p+1)) plus a trailing zero (the padding
- *    target); its warps take the part's ELL slices (a block-local counter); lane l of slice s sums
+ *  block p (one per part): stages x segment [col_begin(p), col_begin(p+1)), then its halo entries, then a zero
+ *    (the padding target); its warps take the part's ELL slices (a block-local counter); lane l of slice s sums
  *    val[ptr[2s] + k*W + l] * xs[col[...]] for k < width, in k order, then its near-ER entries
- *    er_val[ptr[2s+1] + k*W + l] * x[er_col[...]] (column -1: padding, skipped). A row without far ER entries
- *    is written y = alpha*sum + beta*y at once; a row with far entries (lane bit set in slice_er) "arrives".
+ *    er_val[ptr[2s+1] + k*W + l] * x[er_col[...]] (column -1: padding, skipped); with a split G > 1, G warps
+ *    share a slice, each summing every G-th batch of B entries, and their sums meet in warp order. A row without
+ *    far ER entries is written y = alpha*sum + beta*y at once; a row with far entries (lane bit set in
+ *    slice_er) "arrives".
  *  then every warp takes ER work items from the global counter: a long-row chunk (lane-strided sum over the
  *    chunk, shuffle-down tree W/2 .. 1, lane 0 arrives) or an ER slice (lane l sums its row's len entries with
  *    stride W, then arrives).
@@ -49,36 +51,54 @@
         store_##SUFFIX(c, c->er_meta[2 * e], sum);                                                            \
     }                                                                                                         \
                                                                                                               \
-    /* One block: the part's ELL slices. x_seg(l) stands for the staged segment (0 at l == its length). */     \
+    /* One block: the part's ELL slices. xs(l) stands for the staged x: own column l, then halo entry l - own,  \
+     * then 0 (the padding target). G = split warps share a slice: warp g adds the load batches i = g, g + G, ... \
+     * of the lane's ELL batches followed by its near-ER batches (B entries each, in k order), and the G partial   \
+     * sums are added in warp order (G = 1: one sum in k order, ELL then near). */                               \
+    static REAL staged_##SUFFIX(const spmvport_format_data *fd, const ctx_##SUFFIX *c, const REAL *x,            \
+                                const int32_t *pp, int32_t l)                                                 \
+    {                                                                                                         \
+        const int32_t *col_perm = ARR(fd, SPMVPORT_EHYB_COL_PERM, const int32_t *);                           \
+        const int32_t *halo = ARR(fd, SPMVPORT_EHYB_HALO, const int32_t *);                                   \
+        const int32_t cb = pp[1], own = pp[5] - cb, hl = pp[7] - pp[3];                                       \
+        if (l < own) return x[c->plan_ordering ? cb + l : col_perm[cb + l]];                                  \
+        return l < own + hl ? x[halo[pp[3] + l - own]] : (REAL)0;                                             \
+    }                                                                                                         \
+                                                                                                              \
     static void ell_part_##SUFFIX(const spmvport_format_data *fd, const ctx_##SUFFIX *c, const REAL *x,         \
                                   int32_t p)                                                                  \
     {                                                                                                         \
-        const int W = fd->warp_size;                                                                          \
-        const int32_t *part = ARR(fd, SPMVPORT_EHYB_PART, const int32_t *);                                   \
-        const int32_t *col_perm = ARR(fd, SPMVPORT_EHYB_COL_PERM, const int32_t *);                           \
+        const int W = fd->warp_size, G = (int)fd->params[SPMVPORT_EHYB_P_SPLIT];                              \
+        const int B = (int)fd->params[SPMVPORT_EHYB_P_BATCH];                                                 \
+        const int32_t *pp = ARR(fd, SPMVPORT_EHYB_PART, const int32_t *) + 4 * (int64_t)p;                    \
         const int32_t *ell_ptr = ARR(fd, SPMVPORT_EHYB_ELL_PTR, const int32_t *);                             \
         const uint64_t *slice_er = ARR(fd, SPMVPORT_EHYB_SLICE_ER, const uint64_t *);                         \
         const uint16_t *col = ARR(fd, SPMVPORT_EHYB_ELL_COL, const uint16_t *);                               \
         const REAL *val = ARR(fd, SPMVPORT_EHYB_ELL_VAL, const REAL *);                                       \
         const int32_t *er_col = ARR(fd, SPMVPORT_EHYB_ER_COL, const int32_t *);                               \
         const REAL *er_val = ARR(fd, SPMVPORT_EHYB_ER_VAL, const REAL *);                                     \
-        const int32_t rb = part[3 * p], cb = part[3 * p + 1], sb = part[3 * p + 2];                           \
-        const int32_t re = part[3 * p + 3], seg = part[3 * p + 4] - cb, nsl = part[3 * p + 5] - sb;           \
+        const int32_t rb = pp[0], sb = pp[2], re = pp[4], nsl = pp[6] - sb;                                   \
         for (int32_t s = 0; s < nsl; s++) {                                                                   \
             const int32_t gs = sb + s, off = ell_ptr[2 * gs], width = (ell_ptr[2 * gs + 2] - off) / W;        \
             const int32_t noff = ell_ptr[2 * gs + 1], nwidth = (ell_ptr[2 * gs + 3] - noff) / W;              \
+            const int32_t nb_ell = (width + B - 1) / B, nb = nb_ell + (nwidth + B - 1) / B;                   \
             const uint64_t mask = slice_er[2 * gs];                                                           \
             int32_t rank = (int32_t)slice_er[2 * gs + 1];                                                     \
             for (int lane = 0; lane < W; lane++) {                                                            \
                 REAL sum = 0;                                                                                 \
-                for (int32_t k = 0; k < width; k++) {                                                         \
-                    const int32_t q = off + k * W + lane, l = col[q];                                         \
-                    const REAL xs = l == seg ? (REAL)0 : x[c->plan_ordering ? cb + l : col_perm[cb + l]];     \
-                    sum += val[q] * xs;                                                                       \
-                }                                                                                             \
-                for (int32_t k = 0; k < nwidth; k++) { /* the near-ER block: x from global memory */          \
-                    const int32_t q = noff + k * W + lane, j = er_col[q];                                     \
-                    if (j >= 0) sum += er_val[q] * x[j];                                                      \
+                for (int g = 0; g < G; g++) {                                                                 \
+                    REAL part = 0;                                                                            \
+                    for (int32_t i = g; i < nb; i += G)                                                       \
+                        for (int32_t k = (i < nb_ell ? i : i - nb_ell) * B, u = 0; u < B; u++, k++) {         \
+                            if (i < nb_ell && k < width) {                                                    \
+                                const int32_t q = off + k * W + lane;                                         \
+                                part += val[q] * staged_##SUFFIX(fd, c, x, pp, col[q]);                       \
+                            } else if (i >= nb_ell && k < nwidth) { /* near-ER: x from global memory */        \
+                                const int32_t q = noff + k * W + lane, j = er_col[q];                         \
+                                if (j >= 0) part += er_val[q] * x[j];                                         \
+                            }                                                                                 \
+                        }                                                                                     \
+                    sum = g == 0 ? part : sum + part;                                                         \
                 }                                                                                             \
                 const int32_t r = rb + s * W + lane;                                                          \
                 if (r >= re) continue;                                                                        \

@@ -4,11 +4,14 @@
  * It walks the arrays of src/common/format_ehyb.h as src/cpu_ref/ehyb_executor.c does. One launch, one thread
  * block per part (SPMVPORT_EHYB_BLOCK_THREADS threads):
  *   1. the block stages its x segment in shared memory (gathered through col_perm unless the plan ordering is
- *      used) followed by one zero, the target of every ELL padding slot;
+ *      used), then its halo (x entries of other parts that its rows use often), then one zero, the target of
+ *      every ELL padding slot;
  *   2. its warps take the part's ELL slices through a shared-memory counter (new each launch); lane l of slice
  *      s sums val[ptr[2s] + k*W + l] * xs[col[...]] for k < width, then the slice's near-ER block,
  *      er_val[ptr[2s+1] + k*W + l] * x[er_col[...]] (column -1: padding). A row without far ER entries is written
- *      at once; a row with far ER entries arrives with its partial sum (below);
+ *      at once; a row with far ER entries arrives with its partial sum (below). With a split G > 1 (small
+ *      matrices: fewer slices than warps) G warps share a slice, each taking every G-th batch of B entries, and
+ *      the partials meet in shared memory in warp order: a lane's dependent chain is G times shorter;
  *   3. every warp then takes far ER work items through the global counter sync[0]: a long-row chunk (lane-strided
  *      sum, shuffle-down tree W/2 .. 1, lane 0 arrives) or an ER slice (lane l sums its row's entries with
  *      stride W and arrives);
@@ -41,11 +44,11 @@ struct ehyb_args {
     const unsigned long long *slice_er;
     const unsigned short *ell_col;
     const T *ell_val;
-    const int *er_meta, *er_work, *er_col;
+    const int *er_meta, *er_work, *er_col, *halo;
     const T *er_val;
     T *partial; /* written and read inside the launch: never through the read-only cache */
     int *sync;
-    int chunks, er_slices, items, plan_ordering;
+    int chunks, er_slices, items, plan_ordering, split, seg_max;
     const T *x;
     T *y;
     T alpha, beta;
@@ -85,12 +88,13 @@ PORT_DEVICE void ehyb_arrive(const ehyb_args<T> &a, int e, int slot, T v)
  * whose every entry would wait a full memory latency). The sums are the same whatever B. Under the two-blocks
  * register bound, B = 4 spills nothing; B = 8 spills 8 (f32) to 24 (f64) bytes but has twice the loads in flight. */
 
-/* Adds count entries of one lane, entry k at q + k*W (er_col/er_val; column -1 = padding, skipped), in k order,
- * B at a time: columns and values of a batch, then its x reads, then the products. */
+/* Adds entries k < count of one lane, entry k at q + k*W (er_col/er_val; column -1 = padding, skipped), in k
+ * order, B at a time: columns and values of a batch, then its x reads, then the products. The batches taken
+ * start at entry k0 and step by kstep (a multiple of B): all of them (0, B), or every G-th of a split slice. */
 template <int W, typename T, int B>
-PORT_DEVICE T ehyb_er_sum(const ehyb_args<T> &a, int q, int count, T sum)
+PORT_DEVICE T ehyb_er_sum(const ehyb_args<T> &a, int q, int count, T sum, int k0 = 0, int kstep = B)
 {
-    for (int k = 0; k < count; k += B) {
+    for (int k = k0; k < count; k += kstep) {
         int j[B];
         T v[B], xv[B];
 #pragma unroll
@@ -131,22 +135,106 @@ PORT_DEVICE void ehyb_er_slice(const ehyb_args<T> &a, int s, int lane)
     if (e >= 0) ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1) + 1, sum);
 }
 
+/* Lane's partial sum of one ELL slice (ELL slots at off, width; near-ER block at noff, nwidth): the load batches
+ * i = g, g + G, ... of B entries over its ELL batches followed by its near-ER batches; G = 1 takes them all, in k
+ * order. ELL columns are local to the staged x xs (padding: the zero at xs[staged length]). */
+template <int W, typename T, int B, bool SPLIT>
+PORT_DEVICE T ehyb_slice_part(const ehyb_args<T> &a, const T *xs, int off, int width, int noff, int nwidth, int pad,
+                              int lane, int g, int G)
+{
+    if (!SPLIT) g = 0, G = 1; /* constants: the loops below are then the plain k-order loops */
+    const unsigned short *col = a.ell_col + off + lane;
+    const T *val = a.ell_val + off + lane;
+    const int nb_ell = (width + B - 1) / B;
+    T sum = T(0);
+    int i = g;
+    for (; i < nb_ell; i += G) { /* ELL slots read once: streaming, x stays cached */
+        const int k = i * B;
+        unsigned short c[B];
+        T v[B];
+#pragma unroll
+        for (int u = 0; u < B; u++) {
+            c[u] = k + u < width ? port_ld_stream(col + (k + u) * W) : (unsigned short)pad;
+            v[u] = k + u < width ? port_ld_stream(val + (k + u) * W) : T(0);
+        }
+#pragma unroll
+        for (int u = 0; u < B; u++)
+            if (k + u < width) sum += v[u] * xs[c[u]];
+    }
+    /* the slice's near-ER block, x from global memory: the batches after the ELL ones, same round robin */
+    return ehyb_er_sum<W, T, B>(a, noff + lane, nwidth, sum, SPLIT ? (i - nb_ell) * B : 0, G * B);
+}
+
+/* The end of a slice row: a row with far entries arrives with its partial (ranks of a slice are consecutive:
+ * count the far lanes below), any other row is written to out. */
+template <int W, typename T>
+PORT_DEVICE void ehyb_slice_end(const ehyb_args<T> &a, int gs, int lane, bool valid, bool far,
+                                port_lane_mask_t mask, int out, T sum)
+{
+    if (far) {
+        const port_lane_mask_t below = port_lanemask_le<W>(lane) >> 1;
+        const int e = (int)port_ldg(a.slice_er + 2 * gs + 1) + port_popc(mask & below);
+        ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1), sum);
+    } else if (valid) {
+        ehyb_put(a, out, sum);
+    }
+}
+
+/* What a warp of a split slice needs besides its sums: the slice's ELL and near-ER offsets and widths, and for the
+ * slice's warp 0 the far-ER mask and the row's place in y. */
+struct ehyb_split_item {
+    int off, noff, width, nwidth, out;
+    port_lane_mask_t mask;
+    bool far;
+};
+
 /* Two blocks per multiprocessor, as the segment budget assumes (SPMVPORT_EHYB_BLOCKS_PER_SM): the bound caps the
- * registers so two 1024-thread blocks fit; without it the next-slice prefetch grows the f64 kernel to one block. */
-template <int W, typename T, int B>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM) ehyb_kernel(const ehyb_args<T> a)
+ * registers so two 1024-thread blocks fit; without it the next-slice prefetch grows the f64 kernel to one block.
+ * A split plan (a small matrix: one part per multiprocessor) is bound to one block, so its kernel has 64
+ * registers: at 32, the split's prefetched items spilled up to 212 bytes (sm_90). */
+template <int W, typename T, int B, bool SPLIT>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPLIT ? 1 : SPMVPORT_EHYB_BLOCKS_PER_SM)
+ehyb_kernel(const ehyb_args<T> a)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED int next_slice;
     T *xs = port_dynamic_shared<T>();
     const int lane = port_lane<W>();
-    const int *pp = a.part + 3 * (int)port_block_idx();
-    const int rb = port_ldg(pp), cb = port_ldg(pp + 1), sb = port_ldg(pp + 2);
-    const int rows = port_ldg(pp + 3) - rb, seg = port_ldg(pp + 4) - cb, nsl = port_ldg(pp + 5) - sb;
+    const int *pp = a.part + 4 * (int)port_block_idx();
+    const int rb = port_ldg(pp), cb = port_ldg(pp + 1), sb = port_ldg(pp + 2), hb = port_ldg(pp + 3);
+    const int rows = port_ldg(pp + 4) - rb, own = port_ldg(pp + 5) - cb, nsl = port_ldg(pp + 6) - sb;
+    const int seg = own + port_ldg(pp + 7) - hb; /* staged x: own columns, then the halo */
 
     /* the part's ELL slices, x from shared memory (nsl is the same for the whole block) */
     if (nsl > 0) {
-        /* staging, B columns per thread at a time: their col_perm entries (read once: streaming), then
+        /* the row's place in y (row_perm, read once: streaming) */
+        auto row_out = [&](long long local, bool far) {
+            const int r = rb + (int)local;
+            return a.plan_ordering || local >= rows || far ? r : port_ld_stream(a.row_perm + r);
+        };
+        /* split: this warp's item of the round starting at base, with G warps per slice */
+        const int G = SPLIT ? a.split : 1, wid = (int)(port_thread_idx() / W);
+        auto split_item = [&](int base) {
+            ehyb_split_item it = {0, 0, 0, 0, 0, 0, false};
+            const int t = base + wid, s = t / G, gs = sb + s;
+            if (s >= nsl) return it;
+            if (t % G == 0) {
+                const long long local = (long long)s * W + lane;
+                it.mask = (port_lane_mask_t)port_ldg(a.slice_er + 2 * gs);
+                it.far = local < rows && ((it.mask >> lane) & 1);
+                it.out = row_out(local, it.far);
+            }
+            it.off = port_ldg(a.ell_ptr + 2 * gs);
+            it.noff = port_ldg(a.ell_ptr + 2 * gs + 1);
+            it.width = (port_ldg(a.ell_ptr + 2 * gs + 2) - it.off) / W;
+            it.nwidth = (port_ldg(a.ell_ptr + 2 * gs + 3) - it.noff) / W;
+            return it;
+        };
+        /* the first round's items are requested before the staging, so their latency overlaps it (a small
+         * matrix's chain of dependent round trips is most of its time) */
+        ehyb_split_item item = {0, 0, 0, 0, 0, 0, false};
+        if (SPLIT) item = split_item(0);
+        /* staging, B columns per thread at a time: their col_perm or halo entries (read once: streaming), then
          * their x values, so the gather's two dependent reads are paid once per batch */
         const int bd = (int)port_block_dim();
         for (int j0 = (int)port_thread_idx(); j0 < seg; j0 += B * bd) {
@@ -154,7 +242,10 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
 #pragma unroll
             for (int u = 0; u < B; u++) {
                 const int j = j0 + u * bd;
-                src[u] = j >= seg ? -1 : a.plan_ordering ? cb + j : port_ld_stream(a.col_perm + cb + j);
+                src[u] = j >= seg                ? -1
+                         : j >= own              ? port_ld_stream(a.halo + hb + j - own)
+                         : a.plan_ordering       ? cb + j
+                                                 : port_ld_stream(a.col_perm + cb + j);
             }
             T v[B];
 #pragma unroll
@@ -168,51 +259,51 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(ehyb_block, SPMVPORT_EHYB_BLOCKS_PER_SM)
             next_slice = 0;
         }
         port_block_sync();
-        /* a warp takes its next slice and requests that slice's ell_ptr entries (lane t < 4 holds entry 2s + t)
-         * before it works on the current one, so their latency overlaps the current slice's sums */
-        auto take = [&]() {
-            int t = 0;
-            if (lane == 0) t = port_atomic_add(&next_slice, 1);
-            return port_shfl_idx<W>(t, 0);
-        };
-        auto meta = [&](int t) { return t < nsl && lane < 4 ? port_ldg(a.ell_ptr + 2 * (sb + t) + lane) : 0; };
-        int s = take(), ms = meta(s);
-        while (s < nsl) {
-            const int sn = take(), mn = meta(sn);
-            const int gs = sb + s, off = port_shfl_idx<W>(ms, 0), noff = port_shfl_idx<W>(ms, 1);
-            const int width = (port_shfl_idx<W>(ms, 2) - off) / W, nwidth = (port_shfl_idx<W>(ms, 3) - noff) / W;
-            const long long local = (long long)s * W + lane;
-            const int r = rb + (int)local;
-            /* everything the end of the slice needs is requested now, so its latency overlaps the sums: the far-ER
-             * mask and the row's place in y (row_perm, read once: streaming) */
-            const port_lane_mask_t mask = (port_lane_mask_t)port_ldg(a.slice_er + 2 * gs);
-            const bool far = local < rows && ((mask >> lane) & 1);
-            const int out = a.plan_ordering || local >= rows || far ? r : port_ld_stream(a.row_perm + r);
-            const unsigned short *col = a.ell_col + off + lane;
-            const T *val = a.ell_val + off + lane;
-            T sum = T(0);
-            for (int k = 0; k < width; k += B) { /* ELL slots read once: streaming, x stays cached */
-                unsigned short c[B];
-                T v[B];
-#pragma unroll
-                for (int u = 0; u < B; u++) {
-                    c[u] = k + u < width ? port_ld_stream(col + (k + u) * W) : (unsigned short)seg;
-                    v[u] = k + u < width ? port_ld_stream(val + (k + u) * W) : T(0);
+        if (!SPLIT) { /* a kernel of its own: the split's registers would make this loop spill at the bound */
+            /* a warp takes its next slice and requests that slice's ell_ptr entries (lane t < 4 holds entry
+             * 2s + t) before it works on the current one, so their latency overlaps the current slice's sums */
+            auto take = [&]() {
+                int t = 0;
+                if (lane == 0) t = port_atomic_add(&next_slice, 1);
+                return port_shfl_idx<W>(t, 0);
+            };
+            auto meta = [&](int t) { return t < nsl && lane < 4 ? port_ldg(a.ell_ptr + 2 * (sb + t) + lane) : 0; };
+            int s = take(), ms = meta(s);
+            while (s < nsl) {
+                const int sn = take(), mn = meta(sn);
+                const int gs = sb + s, off = port_shfl_idx<W>(ms, 0), noff = port_shfl_idx<W>(ms, 1);
+                const int width = (port_shfl_idx<W>(ms, 2) - off) / W, nwidth = (port_shfl_idx<W>(ms, 3) - noff) / W;
+                const long long local = (long long)s * W + lane;
+                const port_lane_mask_t mask = (port_lane_mask_t)port_ldg(a.slice_er + 2 * gs);
+                const bool far = local < rows && ((mask >> lane) & 1);
+                const int out = row_out(local, far);
+                const T sum = ehyb_slice_part<W, T, B, false>(a, xs, off, width, noff, nwidth, seg, lane, 0, 1);
+                ehyb_slice_end<W, T>(a, gs, lane, local < rows, far, mask, out, sum);
+                s = sn;
+                ms = mn;
+            }
+        } else {
+            /* G = split warps per slice, in rounds of the block's warps (G divides them, so a slice's G warps
+             * share a round): warp g of a slice sums every G-th batch, the partials meet in shared memory after
+             * the staged x, and warp 0 of the slice adds them in warp order and ends the slice */
+            const int nw = (int)(port_block_dim() / W);
+            T *ps = xs + a.seg_max + 1;
+            for (int base = 0; base < nsl * G; base += nw) {
+                const int t = base + wid, s = t / G, g = t % G, gs = sb + s;
+                const T part = s < nsl ? ehyb_slice_part<W, T, B, true>(a, xs, item.off, item.width, item.noff,
+                                                                        item.nwidth, seg, lane, g, G)
+                                       : T(0);
+                ps[wid * W + lane] = part;
+                port_block_sync();
+                if (s < nsl && g == 0) {
+                    T sum = part;
+                    for (int h = 1; h < G; h++) sum += ps[(wid + h) * W + lane];
+                    ehyb_slice_end<W, T>(a, gs, lane, (long long)s * W + lane < rows, item.far, item.mask, item.out,
+                                         sum);
                 }
-#pragma unroll
-                for (int u = 0; u < B; u++)
-                    if (k + u < width) sum += v[u] * xs[c[u]];
+                if (base + nw < nsl * G) item = split_item(base + nw);
+                port_block_sync(); /* the next round reuses ps */
             }
-            sum = ehyb_er_sum<W, T, B>(a, noff + lane, nwidth, sum); /* the slice's near-ER block: x from global */
-            if (far) { /* ranks of a slice are consecutive: count lanes below */
-                const port_lane_mask_t below = port_lanemask_le<W>(lane) >> 1;
-                const int e = (int)port_ldg(a.slice_er + 2 * gs + 1) + port_popc(mask & below);
-                ehyb_arrive(a, e, port_ldg(a.er_meta + 2 * e + 1), sum);
-            } else if (local < rows) {
-                ehyb_put(a, out, sum);
-            }
-            s = sn;
-            ms = mn;
         }
     }
 
@@ -246,7 +337,17 @@ inline const char *ehyb_layout_problem(const spmvport_format_data *fd, int warp)
     if (fd->m > 0 && prm[SPMVPORT_EHYB_P_PARTS] < 1) return "ehyb: no parts";
     if (prm[SPMVPORT_EHYB_P_BATCH] != 4 && prm[SPMVPORT_EHYB_P_BATCH] != 8) return "ehyb: batch not 4 or 8";
     if (prm[SPMVPORT_EHYB_P_SEG_MAX] > SPMVPORT_EHYB_MAX_SEGMENT) return "ehyb: x segment longer than 16-bit columns reach";
+    const int64_t split = prm[SPMVPORT_EHYB_P_SPLIT];
+    if (split < 1 || split > SPMVPORT_EHYB_BLOCK_THREADS / warp || (split & (split - 1)) != 0)
+        return "ehyb: split not a power of two up to the block's warps";
     return NULL;
+}
+
+/* Dynamic shared memory of a launch: the staged x and its padding zero, and with a split the warps' partials. */
+inline size_t ehyb_smem_bytes(const spmvport_format_data *fd, size_t vsize)
+{
+    const int64_t *prm = fd->params;
+    return ((size_t)prm[SPMVPORT_EHYB_P_SEG_MAX] + 1 + (prm[SPMVPORT_EHYB_P_SPLIT] > 1 ? ehyb_block : 0)) * vsize;
 }
 
 /* At plan upload, on the plan's device (current): a segment above 48 KiB needs the kernel's dynamic shared-memory
@@ -257,18 +358,24 @@ template <int W>
 port_error_t ehyb_prepare(const spmvport_format_data *fd, int device)
 {
     const size_t vsize = fd->precision == SPMV_F32 ? sizeof(float) : sizeof(double);
-    if (((size_t)fd->params[SPMVPORT_EHYB_P_SEG_MAX] + 1) * vsize <= ehyb_default_smem) return port_success;
+    if (ehyb_smem_bytes(fd, vsize) <= ehyb_default_smem) return port_success;
     port_device_props pr;
     const port_error_t e = port_get_device_props(device, &pr);
     if (e != port_success || pr.shared_mem_per_block <= SPMVPORT_EHYB_SMEM_RESERVE) return e; /* launch says */
     /* the limit plus the kernel's static shared memory (a few bytes) must stay within the opt-in amount; every
      * segment fits half of it (the builder's budget) */
     const int most = (int)(pr.shared_mem_per_block - SPMVPORT_EHYB_SMEM_RESERVE);
-    if (fd->params[SPMVPORT_EHYB_P_BATCH] == 8)
-        return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 8>, most)
-                                         : port_set_max_dynamic_shared(ehyb_kernel<W, double, 8>, most);
-    return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 4>, most)
-                                     : port_set_max_dynamic_shared(ehyb_kernel<W, double, 4>, most);
+    const bool split = fd->params[SPMVPORT_EHYB_P_SPLIT] > 1;
+    const bool b8 = fd->params[SPMVPORT_EHYB_P_BATCH] == 8;
+    if (fd->precision == SPMV_F32)
+        return b8 ? (split ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 8, true>, most)
+                           : port_set_max_dynamic_shared(ehyb_kernel<W, float, 8, false>, most))
+                  : (split ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 4, true>, most)
+                           : port_set_max_dynamic_shared(ehyb_kernel<W, float, 4, false>, most));
+    return b8 ? (split ? port_set_max_dynamic_shared(ehyb_kernel<W, double, 8, true>, most)
+                       : port_set_max_dynamic_shared(ehyb_kernel<W, double, 8, false>, most))
+              : (split ? port_set_max_dynamic_shared(ehyb_kernel<W, double, 4, true>, most)
+                       : port_set_max_dynamic_shared(ehyb_kernel<W, double, 4, false>, most));
 }
 
 /* Host side: y = alpha*A*x + beta*y for an ehyb plan. Plan is the backend's device plan (fd + arrays[], the
@@ -291,22 +398,29 @@ void launch_ehyb(const Plan *p, double alpha, const void *x, double beta, void *
     a.er_work = (const int *)p->arrays[SPMVPORT_EHYB_ER_WORK];
     a.er_col = (const int *)p->arrays[SPMVPORT_EHYB_ER_COL];
     a.er_val = (const T *)p->arrays[SPMVPORT_EHYB_ER_VAL];
+    a.halo = (const int *)p->arrays[SPMVPORT_EHYB_HALO];
     a.partial = (T *)p->arrays[SPMVPORT_EHYB_PARTIAL];
     a.sync = (int *)p->arrays[SPMVPORT_EHYB_SYNC];
     a.chunks = (int)prm[SPMVPORT_EHYB_P_CHUNKS];
     a.er_slices = (int)prm[SPMVPORT_EHYB_P_ER_SLICES];
     a.items = a.chunks + a.er_slices;
     a.plan_ordering = (int)prm[SPMVPORT_EHYB_P_PLAN_ORDERING];
+    a.split = (int)prm[SPMVPORT_EHYB_P_SPLIT];
+    a.seg_max = (int)prm[SPMVPORT_EHYB_P_SEG_MAX];
     a.x = (const T *)x;
     a.y = (T *)y;
     a.alpha = (T)alpha;
     a.beta = (T)beta;
-    const size_t smem = ((size_t)prm[SPMVPORT_EHYB_P_SEG_MAX] + 1) * sizeof(T);
+    const size_t smem = ehyb_smem_bytes(fd, sizeof(T));
     /* above 48 KiB the launch relies on ehyb_prepare, done at upload */
-    if (prm[SPMVPORT_EHYB_P_BATCH] == 8)
-        PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, ehyb_kernel<W, T, 8>)(a);
-    else
-        PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, ehyb_kernel<W, T, 4>)(a);
+    const unsigned parts = (unsigned)prm[SPMVPORT_EHYB_P_PARTS];
+    if (prm[SPMVPORT_EHYB_P_BATCH] == 8) {
+        if (a.split > 1) PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 8, true>)(a);
+        else PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 8, false>)(a);
+    } else {
+        if (a.split > 1) PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 4, true>)(a);
+        else PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 4, false>)(a);
+    }
 }
 
 } /* namespace */
