@@ -113,9 +113,15 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      AMF_WAVES, AMF_MAX_WAVES);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_min_blocks != 0 && opt->amf_min_blocks != 3 && opt->amf_min_blocks != 4) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_min_blocks = %d; expected 0 (no register cap), 3 or 4",
-                     opt->amf_min_blocks);
+    if (opt->amf_min_blocks != 0 && opt->amf_min_blocks != 1 && opt->amf_min_blocks != 3 &&
+        opt->amf_min_blocks != 4) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_min_blocks = %d; expected 0 (per precision and "
+                     "amf_values), 1 (no register cap), 3 or 4", opt->amf_min_blocks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->amf_values < 0 || opt->amf_values > AMF_VALUES_GATHER) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_values = %d; expected 0 (after the previous window's adds), "
+                     "1 (with the columns) or 2 (with the gathers)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
@@ -147,7 +153,8 @@ typedef struct {
     int fixed;               /* fixed fold count, 0: adaptive */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int waves;               /* waves of resident warps the sub-blocks aim at */
-    int min_blocks;          /* options.amf_min_blocks (0, 3 or 4): the kernel variant, written to the params */
+    int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
+    int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -412,11 +419,12 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
-                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks);
+                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
+                 p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather");
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -437,6 +445,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_GRID] = p->pieces + (p->sub_blocks + warps_per_block - 1) / warps_per_block;
     fd->params[AMF_P_FIXED] = p->fixed;
     fd->params[AMF_P_MIN_BLOCKS] = p->min_blocks;
+    fd->params[AMF_P_VALUES] = p->values;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -452,7 +461,12 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
-    p.min_blocks = opt->amf_min_blocks;
+    p.values = opt->amf_values;
+    p.min_blocks = opt->amf_min_blocks == 1 ? 0 : opt->amf_min_blocks;
+    if (opt->amf_min_blocks == 0) /* the most blocks at which the kernel keeps every register (sm_90, packed, 4
+                                   * accumulators): after: 80 registers f64, 64 f32; ahead: 106 / 80, uncapped;
+                                   * gather: 80 f64 (28 bytes spilled), 72 f32 */
+        p.min_blocks = p.values == AMF_VALUES_AHEAD ? 0 : p.values == AMF_VALUES_GATHER || A->precision == SPMV_F64 ? 3 : 4;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {
