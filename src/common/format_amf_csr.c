@@ -6,7 +6,7 @@
  *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
  *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
- *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * G * F) (waves: 2 or
+ *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
  *      AMF_BATCH entries per lane, per step) for its fold lengths;
@@ -31,7 +31,7 @@
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
-#define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of G folds */
+#define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -214,7 +214,10 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
     int64_t side = (int64_t)(p->w >> p->lanes0_log2);      /* G: folds side by side in a warp */
     int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
     if (lo < 1) lo = 1;
-    int64_t hi = AMF_MAX_STEPS * lo;
+    /* at most 16 of the widest steps (2 lanes per fold, W / 2 folds: what the lane model picks for short folds),
+     * so that fewer waves (options.amf_waves) lengthen sub-blocks of short folds too */
+    int64_t hi = AMF_MAX_STEPS * (int64_t)ceil((double)(p->w / 2) * avg_fold);
+    if (hi < lo) hi = lo;
     const int64_t slots = p->waves * device_warps(dev, p->w);
     int64_t target = (p->short_nnz + slots - 1) / slots;
     p->t_l = target < lo ? lo : target > hi ? hi : target;
@@ -223,7 +226,7 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
 /* Group folds into sub-blocks; sub_unit has room for 2 * folds. */
 static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit)
 {
-    const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w >> p->lanes0_log2);
+    const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w / 2);
     int32_t s = 0, u = 0;
     while (u < p->units) {
         if (unit_is_long(fold_row, fold_ptr, u)) {
