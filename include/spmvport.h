@@ -262,11 +262,17 @@ typedef struct spmv_plan_options {
                                   * 2, 4, .. 64 = this many for every sub-block (capped at W), to measure the model */
     int amf_waves;               /* 0 = 2; 1..64 = sub-blocks aim at this many waves of resident warps (fewer: longer
                                   * sub-blocks, set-up paid less often; each still 1..16 steps of folds) */
-    int amf_min_blocks;          /* 0 = no register cap (CUDA sm_90: 115 registers f64 / 78 f32, 2 / 3 blocks of 256
-                                  * per multiprocessor); 3 or 4 = a kernel capped at 80 / 64 registers so that
-                                  * many blocks fit (more loads in flight; a few registers spilled), which loads a
-                                  * window's values with its x gathers instead of one round ahead. HIP: the
-                                  * variant without the cap. Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_min_blocks;          /* 0 = per precision and amf_values: the most resident blocks of 256 threads at which
+                                  * the kernel keeps its registers on CUDA sm_90 (default: 3 in f64, 80 registers,
+                                  * 24 warps per multiprocessor; 4 in f32, 64 registers, 32 warps; amf_values=1:
+                                  * no cap; 2: 3); 1 = no register cap; 3 or 4 = capped at 80 / 64 registers
+                                  * (more loads in flight; may spill). HIP: never capped. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_values;              /* when the kernel loads a window's values (its columns come one round ahead):
+                                  * 0 = right after the previous window's adds (one window's values live); 1 = one
+                                  * round ahead with the columns (two windows' values live: more registers); 2 = with
+                                  * the window's x gathers (the adds wait for memory). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -288,7 +294,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[4];             /* zero; room for more options without breaking the ABI */
+    int reserved[3];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -155,27 +155,32 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* amf_csr's register-capped kernels (amf_min_blocks 3 and 4: values loaded with the gathers, spills), on the edge
- * corpus and, for the packed/unpacked folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */
-Test(SUITE, amf_min_blocks_variants, .timeout = 600)
+/* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 0 = after
+ * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
+ * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */
+Test(SUITE, amf_kernel_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    static const int variants[][2] = {{1, 0}, {3, 0}, {4, 0}, {0, 1}, {0, 2}, {4, 2}};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;
         int n = support_edge_corpus(prec, &cases);
         spmv_matrix_t *C = NULL;
         cr_assert_eq(spmv_matrix_generate(&C, "circuit:200000", prec, 7), SPMV_STATUS_SUCCESS);
-        for (int mb = 3; mb <= 4; mb++) {
+        for (int v = 0; v < (int)(sizeof variants / sizeof variants[0]); v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
-            o.amf_min_blocks = mb;
+            o.amf_min_blocks = variants[v][0];
+            o.amf_values = variants[v][1];
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
-                cr_assert(r >= 0, "%s: amf_min_blocks %d: %s", cases[i].name, mb, spmv_last_error(ctx));
+                cr_assert(r >= 0, "%s: amf_min_blocks %d amf_values %d: %s", cases[i].name, variants[v][0],
+                          variants[v][1], spmv_last_error(ctx));
             }
             double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "circuit:200000", C, 1);
-            cr_assert(r >= 0, "circuit: amf_min_blocks %d: %s", mb, spmv_last_error(ctx));
+            cr_assert(r >= 0, "circuit: amf_min_blocks %d amf_values %d: %s", variants[v][0], variants[v][1],
+                      spmv_last_error(ctx));
         }
         spmv_matrix_destroy(C);
         support_cases_free(cases, n);

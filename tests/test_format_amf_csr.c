@@ -386,41 +386,50 @@ Test(amf_csr, fixed_lanes)
     spmv_context_destroy(ctx);
 }
 
-/* options.amf_min_blocks selects a kernel variant only: the layout is the same, the value goes to the params, and
- * the results stay right (the CPU executor walks every variant the same way). */
-Test(amf_csr, min_blocks_option)
+/* options.amf_min_blocks and amf_values select a kernel variant only: the layout is the same, the resolved values
+ * go to the params (0 = per precision and amf_values), and the results stay right (the CPU executor walks every
+ * variant the same way). */
+Test(amf_csr, kernel_variant_options)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_generate(&A, "circuit:100000", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
-    spmvport_format_data base;
-    char msg[SPMVPORT_MSG_LEN] = "";
-    spmv_plan_options_t opt = options(32, 0);
-    cr_assert_eq(spmvport_format_build(&base, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
-                 SPMV_STATUS_SUCCESS, "%s", msg);
-    cr_assert_eq(base.params[AMF_P_MIN_BLOCKS], 0);
-    const int mbs[] = {3, 4};
-    for (int i = 0; i < 2; i++) {
-        opt.amf_min_blocks = mbs[i];
-        support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, SPMV_F64);
-        spmvport_format_data fd;
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "circuit:100000", prec, 5), SPMV_STATUS_SUCCESS);
+        spmvport_format_data base;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        spmv_plan_options_t opt = options(32, 0);
+        cr_assert_eq(spmvport_format_build(&base, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "%s", msg);
-        cr_assert_eq(fd.params[AMF_P_MIN_BLOCKS], mbs[i]);
-        cr_assert_eq(fd.params[AMF_P_SUB_BLOCKS], base.params[AMF_P_SUB_BLOCKS]);
-        cr_assert_eq(fd.arrays[AMF_A_COLS].bytes, base.arrays[AMF_A_COLS].bytes);
-        cr_assert(memcmp(fd.arrays[AMF_A_COLS].data, base.arrays[AMF_A_COLS].data, fd.arrays[AMF_A_COLS].bytes) == 0);
-        check_executor_direct(&fd, A, "circuit:100000");
-        spmvport_format_data_free(&fd);
+        cr_assert_eq(base.params[AMF_P_MIN_BLOCKS], prec == SPMV_F32 ? 4 : 3);
+        cr_assert_eq(base.params[AMF_P_VALUES], AMF_VALUES_AFTER);
+        /* {amf_min_blocks, amf_values} -> {cap, values} in the params */
+        const int cases[][4] = {{1, 0, 0, AMF_VALUES_AFTER},  {3, 0, 3, AMF_VALUES_AFTER},
+                                {4, 0, 4, AMF_VALUES_AFTER},  {0, 1, 0, AMF_VALUES_AHEAD},
+                                {3, 1, 3, AMF_VALUES_AHEAD},  {0, 2, 3, AMF_VALUES_GATHER},
+                                {4, 2, 4, AMF_VALUES_GATHER}, {1, 2, 0, AMF_VALUES_GATHER}};
+        for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+            opt.amf_min_blocks = cases[i][0];
+            opt.amf_values = cases[i][1];
+            support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, prec);
+            spmvport_format_data fd;
+            cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
+                         SPMV_STATUS_SUCCESS, "%s", msg);
+            cr_assert_eq(fd.params[AMF_P_MIN_BLOCKS], cases[i][2], "case %d", i);
+            cr_assert_eq(fd.params[AMF_P_VALUES], cases[i][3], "case %d", i);
+            cr_assert_eq(fd.params[AMF_P_SUB_BLOCKS], base.params[AMF_P_SUB_BLOCKS]);
+            cr_assert_eq(fd.arrays[AMF_A_COLS].bytes, base.arrays[AMF_A_COLS].bytes);
+            cr_assert(memcmp(fd.arrays[AMF_A_COLS].data, base.arrays[AMF_A_COLS].data, fd.arrays[AMF_A_COLS].bytes) ==
+                      0);
+            check_executor_direct(&fd, A, "circuit:100000");
+            spmvport_format_data_free(&fd);
+        }
+        spmvport_format_data_free(&base);
+        spmv_matrix_destroy(A);
     }
-    spmvport_format_data_free(&base);
-    spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
 }
 
-/* options.amf_waves: fewer waves make fewer, longer sub-blocks (at most 16 steps each), and the results stay
- * right. circuit:1000000 (5.6M entries) on the CPU backend's 108 assumed multiprocessors: 64 waves give one-step
- * sub-blocks, 1 wave about 800 entries each. */
 Test(amf_csr, waves_option)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -508,14 +517,23 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_waves") != NULL, "message: %s", spmv_last_error(ctx));
     }
-    const int bad_min_blocks[] = {-1, 1, 2, 5};
-    for (int i = 0; i < 4; i++) {
+    const int bad_min_blocks[] = {-1, 2, 5};
+    for (int i = 0; i < 3; i++) {
         spmv_plan_options_t opt = options(0, 0);
         opt.amf_min_blocks = bad_min_blocks[i];
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_min_blocks") != NULL, "message: %s", spmv_last_error(ctx));
+    }
+    const int bad_values[] = {-1, 3};
+    for (int i = 0; i < 2; i++) {
+        spmv_plan_options_t opt = options(0, 0);
+        opt.amf_values = bad_values[i];
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert_null(plan);
+        cr_assert(strstr(spmv_last_error(ctx), "amf_values") != NULL, "message: %s", spmv_last_error(ctx));
     }
     /* a warp size the layout cannot take, through the builder */
     spmvport_format_data fd;

@@ -6,7 +6,7 @@
  *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
  *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
- *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * G * F) (waves: 2 or
+ *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
  *      AMF_BATCH entries per lane, per step) for its fold lengths;
@@ -31,7 +31,7 @@
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
-#define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of G folds */
+#define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -113,9 +113,15 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      AMF_WAVES, AMF_MAX_WAVES);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_min_blocks != 0 && opt->amf_min_blocks != 3 && opt->amf_min_blocks != 4) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_min_blocks = %d; expected 0 (no register cap), 3 or 4",
-                     opt->amf_min_blocks);
+    if (opt->amf_min_blocks != 0 && opt->amf_min_blocks != 1 && opt->amf_min_blocks != 3 &&
+        opt->amf_min_blocks != 4) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_min_blocks = %d; expected 0 (per precision and "
+                     "amf_values), 1 (no register cap), 3 or 4", opt->amf_min_blocks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->amf_values < 0 || opt->amf_values > AMF_VALUES_GATHER) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_values = %d; expected 0 (after the previous window's adds), "
+                     "1 (with the columns) or 2 (with the gathers)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
@@ -147,7 +153,8 @@ typedef struct {
     int fixed;               /* fixed fold count, 0: adaptive */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int waves;               /* waves of resident warps the sub-blocks aim at */
-    int min_blocks;          /* options.amf_min_blocks (0, 3 or 4): the kernel variant, written to the params */
+    int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
+    int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -207,7 +214,10 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
     int64_t side = (int64_t)(p->w >> p->lanes0_log2);      /* G: folds side by side in a warp */
     int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
     if (lo < 1) lo = 1;
-    int64_t hi = AMF_MAX_STEPS * lo;
+    /* at most 16 of the widest steps (2 lanes per fold, W / 2 folds: what the lane model picks for short folds),
+     * so that fewer waves (options.amf_waves) lengthen sub-blocks of short folds too */
+    int64_t hi = AMF_MAX_STEPS * (int64_t)ceil((double)(p->w / 2) * avg_fold);
+    if (hi < lo) hi = lo;
     const int64_t slots = p->waves * device_warps(dev, p->w);
     int64_t target = (p->short_nnz + slots - 1) / slots;
     p->t_l = target < lo ? lo : target > hi ? hi : target;
@@ -216,7 +226,7 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
 /* Group folds into sub-blocks; sub_unit has room for 2 * folds. */
 static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit)
 {
-    const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w >> p->lanes0_log2);
+    const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w / 2);
     int32_t s = 0, u = 0;
     while (u < p->units) {
         if (unit_is_long(fold_row, fold_ptr, u)) {
@@ -412,11 +422,12 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
-                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks);
+                 p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
+                 p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather");
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -437,6 +448,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_GRID] = p->pieces + (p->sub_blocks + warps_per_block - 1) / warps_per_block;
     fd->params[AMF_P_FIXED] = p->fixed;
     fd->params[AMF_P_MIN_BLOCKS] = p->min_blocks;
+    fd->params[AMF_P_VALUES] = p->values;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -452,7 +464,12 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
-    p.min_blocks = opt->amf_min_blocks;
+    p.values = opt->amf_values;
+    p.min_blocks = opt->amf_min_blocks == 1 ? 0 : opt->amf_min_blocks;
+    if (opt->amf_min_blocks == 0) /* the most blocks at which the kernel keeps every register (sm_90, packed, 4
+                                   * accumulators): after: 80 registers f64, 64 f32; ahead: 106 / 80, uncapped;
+                                   * gather: 80 f64 (28 bytes spilled), 72 f32 */
+        p.min_blocks = p.values == AMF_VALUES_AHEAD ? 0 : p.values == AMF_VALUES_GATHER || A->precision == SPMV_F64 ? 3 : 4;
     int64_t short_rows = 0, short_nnz = 0;
 #pragma omp parallel for schedule(static) reduction(+ : short_rows, short_nnz) if (A->m > AMF_OMP_MIN)
     for (int32_t r = 0; r < A->m; r++) {

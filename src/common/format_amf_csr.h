@@ -53,7 +53,8 @@ enum {
     AMF_P_MULTI = 11,     /* long rows of more than one piece (0: no fix-up pass) */
     AMF_P_GRID = 12,      /* blocks of the main kernel: pieces + ceil(sub_blocks / (block / W)) */
     AMF_P_FIXED = 13,     /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
-    AMF_P_MIN_BLOCKS = 14 /* options.amf_min_blocks: 0, 3 or 4 (the kernel variant; no effect on the layout) */
+    AMF_P_MIN_BLOCKS = 14, /* resident blocks the kernel is capped for: 0 (no cap), 3 or 4 (no effect on the layout) */
+    AMF_P_VALUES = 15      /* when the kernel loads a window's values: AMF_VALUES_AFTER, _AHEAD or _GATHER */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */
@@ -62,6 +63,13 @@ enum {
 #define AMF_PIECE_PER_THREAD 16 /* a long-row piece is AMF_BLOCK * this many entries */
 #define AMF_PACK_LIMIT (1 << 30) /* columns below this pack the local row into their low 2 bits */
 #define AMF_BATCH 8             /* entries per lane loaded together (before any is used) by the kernels */
+
+/* options.amf_values, AMF_P_VALUES: when the fold kernel loads a window's values (its columns always come one round
+ * ahead, with the previous window's gathers): right after the previous window's adds (the default), one round
+ * ahead with the columns, or with the window's own x gathers. */
+#define AMF_VALUES_AFTER 0
+#define AMF_VALUES_AHEAD 1
+#define AMF_VALUES_GATHER 2
 
 #ifndef __CUDACC__
 #if !defined(__HIP__) && !defined(__HIPCC__)

@@ -208,19 +208,25 @@ PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const
     }
 }
 
+/* VALS: when a window's values are loaded (options.amf_values, format_amf_csr.h; the layout is the same):
+ *   AMF_VALUES_AFTER   (default) right after the previous window's adds: issued about when its columns are, so
+ *                      they arrive during its gathers, and one window's values are live at a time (no copy of
+ *                      the current window while the next one loads): 80 registers f64, 64 f32 without spills;
+ *   AMF_VALUES_AHEAD   with its columns, one round ahead (2 x 8 values live while the next window loads);
+ *   AMF_VALUES_GATHER  with its x gathers (the adds then wait for memory instead of x, mostly from L2). */
+
 /* ACC accumulators per lane (the power of two >= fold_max). Per step, group g's fold spans windows
  * [fb / 8, ceil(fe / 8)); lane l of the group takes windows fb / 8 + l, + L, ... The bounds of a step's folds
  * are loaded two steps ahead, and a lane's windows form one stream over the steps: right after a window's x
- * gathers are issued, the lane loads its next window (of this fold, else its first of the next step's fold), so
- * that load's latency overlaps the gathers, and each round of windows waits for one memory round trip, not two
- * (entries, then x). The reduction is a transposing
+ * gathers are issued, the lane loads its next window's columns (of this fold, else its first of the next step's
+ * fold), so that load's latency overlaps the gathers, and each round of windows waits for one memory round trip,
+ * not two (entries, then x); the values follow VALS (above). The reduction is a transposing
  * butterfly: at offset L/2 the lower half of the group keeps rows [0, ACC/2) and receives its partner's copies
  * of them, the upper half keeps the other rows, and so on while a lane holds more than one row; plain xor levels
  * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
  * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
- * its fold, and the warp's stores cover consecutive rows. PFV (the uncapped kernel): the next window's columns
- * and values are loaded ahead; otherwise only its columns, and a window's values load with its gathers. */
-template <int W, typename T, bool PACKED, int ACC, bool PFV>
+ * its fold, and the warp's stores cover consecutive rows. */
+template <int W, typename T, bool PACKED, int ACC, int VALS>
 PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                                const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                                const T *__restrict__ val, const int *__restrict__ sub_unit,
@@ -232,32 +238,32 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
     const int lg = port_ldg(sub_lanes + s), lanes = 1 << lg, side = W >> lg;
     const int g = lane >> lg, l = lane & (lanes - 1);
     const int ub = port_ldg(sub_unit + 2 * s), ue = port_ldg(sub_unit + 2 * s + 1);
-    /* the group's fold of a step: entries [b, e), rows [r, re); zeros past the sub-block */
+    /* the group's fold of a step: entries [b, e), first row r (its rows end where the next unit's begin: the
+     * store takes that from the next group's lane); units past the sub-block are empty, at its end */
     struct bounds {
         unsigned b, e;
-        int r, re;
+        int r;
     };
     auto load_bounds = [&](int u) {
-        bounds f = {0u, 0u, 0, 0};
-        if (u < ue) {
-            f.b = (unsigned)port_ldg(fold_ptr + u);
-            f.e = (unsigned)port_ldg(fold_ptr + u + 1);
-            f.r = port_ldg(fold_row + u);
-            f.re = port_ldg(fold_row + u + 1);
-        }
+        const int v = u < ue ? u : ue, w = u < ue ? u + 1 : ue;
+        const bounds f = {(unsigned)port_ldg(fold_ptr + v), (unsigned)port_ldg(fold_ptr + w), port_ldg(fold_row + v)};
         return f;
     };
-    /* the lane's first window of fold f, when the fold reaches it */
-    auto load_first = [&](amf_window<T> &w, const bounds &f) {
+    /* the lane's first window of fold f (entry k0), when the fold reaches it */
+    auto first_of = [&](const bounds &f, unsigned &k0) {
         const unsigned w0 = (f.b / B) + (unsigned)l;
-        if (f.b < f.e && w0 < (f.e + B - 1) / B) {
-            if (PFV) amf_load_window<T, PACKED>(w, w0 * B, nnz, cols, local, val);
-            else amf_load_cols<T, PACKED>(w.c, w.lr, w0 * B, nnz, cols, local);
-        }
+        k0 = w0 * B;
+        return f.b < f.e && w0 < (f.e + B - 1) / B;
     };
     bounds cur = load_bounds(ub + g), nxt = load_bounds(ub + side + g);
-    amf_window<T> ent = {}; /* the lane's first window of the current step */
-    load_first(ent, cur);
+    amf_window<T> ent = {}; /* the lane's current window (AHEAD: the next one, once the gathers are issued) */
+    {
+        unsigned k0;
+        if (first_of(cur, k0)) {
+            if (VALS == AMF_VALUES_GATHER) amf_load_cols<T, PACKED>(ent.c, ent.lr, k0, nnz, cols, local);
+            else amf_load_window<T, PACKED>(ent, k0, nnz, cols, local, val);
+        }
+    }
     for (int base = ub; base < ue; base += side) { /* warp-uniform: every lane runs every step */
         const bool active = base + g < ue;
         const bounds later = load_bounds(base + 2 * side + g);
@@ -268,7 +274,7 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
          * the next step's first window) is loaded while its x gathers are in flight. k < 2^31 + 8W: no wrap. */
         for (unsigned k = (cur.b / B + (unsigned)l) * B;;) {
             T xv[B], v[B];
-            if (!PFV) { /* issued with the gathers; the lane has no values to read past its fold's windows */
+            if (VALS == AMF_VALUES_GATHER) { /* the lane has no values to read past its fold's windows */
                 if (k < cur.e) amf_load_vals<T>(v, k, nnz, val);
                 else {
 #pragma unroll
@@ -276,17 +282,23 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
                 }
             }
             amf_gather<T, PACKED>(xv, ent.c, k, cur.b, cur.e, x);
-            /* PFV: the window's values and local rows stay live while the next window loads; otherwise only
+            /* AHEAD: the window's values and local rows stay live while the next window loads; otherwise only
              * its local rows, 2 bits each in one register */
             const amf_window<T> now = ent;
-            const unsigned rows = PFV ? 0u : amf_pack_rows<PACKED>(ent.c, ent.lr);
-            const unsigned kn = k + (unsigned)(B << lg);
+            const unsigned rows = VALS == AMF_VALUES_AHEAD ? 0u : amf_pack_rows<PACKED>(ent.c, ent.lr);
+            unsigned kn = k + (unsigned)(B << lg);
             const bool more = kn < cur.e;
-            if (more) {
-                if (PFV) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
+            const bool next = more || first_of(nxt, kn); /* kn: the next window's first entry */
+            if (next) {
+                if (VALS == AMF_VALUES_AHEAD) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
                 else amf_load_cols<T, PACKED>(ent.c, ent.lr, kn, nnz, cols, local);
-            } else load_first(ent, nxt);
-            amf_add<T, PACKED, ACC, !PFV>(a, PFV ? now.v : v, xv, now.c, now.lr, rows, k, cur.b, cur.e);
+            }
+            if (VALS == AMF_VALUES_AHEAD)
+                amf_add<T, PACKED, ACC, false>(a, now.v, xv, now.c, now.lr, 0u, k, cur.b, cur.e);
+            else amf_add<T, PACKED, ACC, true>(a, VALS == AMF_VALUES_GATHER ? v : ent.v, xv, now.c, now.lr, rows, k,
+                                              cur.b, cur.e);
+            /* AFTER: the next window's values, now that this window's are used */
+            if (VALS == AMF_VALUES_AFTER && next) amf_load_vals<T>(ent.v, kn, nnz, val);
             if (!more) break;
             k = kn;
         }
@@ -307,8 +319,11 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
             }
         }
         for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
+        /* the fold's row end: the next group's first row, for the last group the next step's first */
+        const int src = (lane + lanes) & (W - 1);
+        const int r_next = port_shfl_idx<W>(cur.r, src), r_step = port_shfl_idx<W>(nxt.r, src);
         if (active && (l & (span - 1)) == 0) {
-            const int rows = cur.re - cur.r;
+            const int rows = (g == side - 1 ? r_step : r_next) - cur.r;
 #pragma unroll
             for (int i = 0; i < ACC; i++)
                 if (i < held && rb + i < rows) amf_store(y, cur.r + rb + i, alpha, a[i], beta);
@@ -318,12 +333,11 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
     }
 }
 
-/* MINB = 0: no register cap (sm_90: 115 registers f64, 78 f32, so 2 or 3 blocks per multiprocessor), the lane's
- * next window is loaded whole (columns and values) one round ahead. MINB = 3 or 4 (options.amf_min_blocks): at
- * least MINB blocks resident on CUDA (80 or 64 registers), and only the next window's columns are loaded ahead;
- * its values are loaded with its x gathers (they are needed only by the adds), so 8 values (16 registers in f64)
- * less stay live. (MINB = 0 keeps the plain launch bounds: __launch_bounds__(256, 1) alone costs registers.) */
-template <int W, typename T, bool PACKED, int ACC, int MINB>
+/* MINB = 0: no register cap; MINB = 3 or 4 (options.amf_min_blocks): at least MINB blocks of 256 threads resident
+ * on CUDA (at most 80 or 64 registers: 24 or 32 warps per multiprocessor keep that many more loads in flight).
+ * VALS: when a window's values are loaded (see amf_sub_block). (MINB = 0 keeps the plain launch bounds:
+ * __launch_bounds__(256, 1) alone costs registers.) */
+template <int W, typename T, bool PACKED, int ACC, int MINB, int VALS>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, const int *__restrict__ fold_row,
                    const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
@@ -343,8 +357,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC, MINB == 0>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit,
-                                                sub_lanes, x, y, alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC, VALS>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
+                                           x, y, alpha, beta);
 }
 
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
@@ -379,6 +393,7 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
     if (prm[AMF_P_FOLD_MAX] < 0 || prm[AMF_P_FOLD_MAX] > AMF_MAX_FOLD) return "fold_max out of range";
     if (prm[AMF_P_MIN_BLOCKS] != 0 && prm[AMF_P_MIN_BLOCKS] != 3 && prm[AMF_P_MIN_BLOCKS] != 4)
         return "min_blocks out of range";
+    if (prm[AMF_P_VALUES] < AMF_VALUES_AFTER || prm[AMF_P_VALUES] > AMF_VALUES_GATHER) return "values out of range";
     if (fd->arrays[AMF_A_FOLD_ROW].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_COLS].bytes != nnz * sizeof(uint32_t) || fd->arrays[AMF_A_VALUES].bytes != nnz * vs ||
@@ -421,20 +436,25 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     if (grid == 0) return; /* m == 0 */
-    /* one instantiation per (packed, accumulators): ACC = the power of two >= fold_max */
-    const int64_t min_blocks = prm[AMF_P_MIN_BLOCKS];
+    /* one instantiation per (packed, accumulators, register cap, value loads): ACC = the power of two >= fold_max */
+    const int64_t min_blocks = prm[AMF_P_MIN_BLOCKS], values = prm[AMF_P_VALUES];
     auto launch_main = [&](auto packed, auto acc) {
         constexpr bool P = decltype(packed)::value;
         constexpr int A = decltype(acc)::value;
-        /* options.amf_min_blocks: 0 = the compiler's register count; 3 or 4 = capped (see amf_csr_kernel) */
-        auto go = [&](auto minb) {
-            PORT_LAUNCH(grid, amf_block, 0, s, amf_csr_kernel<W, T, P, A, decltype(minb)::value>)
+        auto go = [&](auto minb, auto vals) {
+            PORT_LAUNCH(grid, amf_block, 0, s,
+                        amf_csr_kernel<W, T, P, A, decltype(minb)::value, decltype(vals)::value>)
             (pieces, subs, piece_len, (unsigned)fd->nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
              long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
-        if (min_blocks == 3) go(std::integral_constant<int, 3>());
-        else if (min_blocks == 4) go(std::integral_constant<int, 4>());
-        else go(std::integral_constant<int, 0>());
+        auto by_vals = [&](auto minb) {
+            if (values == AMF_VALUES_AHEAD) go(minb, std::integral_constant<int, AMF_VALUES_AHEAD>());
+            else if (values == AMF_VALUES_GATHER) go(minb, std::integral_constant<int, AMF_VALUES_GATHER>());
+            else go(minb, std::integral_constant<int, AMF_VALUES_AFTER>());
+        };
+        if (min_blocks == 3) by_vals(std::integral_constant<int, 3>());
+        else if (min_blocks == 4) by_vals(std::integral_constant<int, 4>());
+        else by_vals(std::integral_constant<int, 0>());
     };
     auto by_acc = [&](auto packed) {
         if (fold_max <= 1) launch_main(packed, std::integral_constant<int, 1>());
