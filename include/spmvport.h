@@ -264,14 +264,16 @@ typedef struct spmv_plan_options {
                                   * sub-blocks, set-up paid less often; each still 1..16 steps of folds) */
     int amf_min_blocks;          /* 0 = per precision and amf_values: the most resident blocks of 256 threads at which
                                   * the kernel keeps its registers on CUDA sm_90 (default: 3 in f64, 80 registers,
-                                  * 24 warps per multiprocessor; 4 in f32, 64 registers, 32 warps; amf_values=1:
-                                  * no cap; 2: 3); 1 = no register cap; 3 or 4 = capped at 80 / 64 registers
+                                  * 24 warps per multiprocessor; with the values after the adds in f32, 4, 64
+                                  * registers, 32 warps; with them ahead no cap; with the gathers 3, so f32's
+                                  * default is 3); 1 = no register cap; 3 or 4 = capped at 80 / 64 registers
                                   * (more loads in flight; may spill). HIP: never capped. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     int amf_values;              /* when the kernel loads a window's values (its columns come one round ahead):
-                                  * 0 = right after the previous window's adds (one window's values live); 1 = one
-                                  * round ahead with the columns (two windows' values live: more registers); 2 = with
-                                  * the window's x gathers (the adds wait for memory). Other values:
+                                  * 0 = per precision (f64: as 3; f32: as 2, measured faster); 1 = one round ahead
+                                  * with the columns (two windows' values live: more registers); 2 = with the
+                                  * window's x gathers (the adds wait for memory); 3 = right after the previous
+                                  * window's adds (one window's values live). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */

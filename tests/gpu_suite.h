@@ -155,13 +155,13 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 0 = after
+/* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 3 = after
  * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
  * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */
 Test(SUITE, amf_kernel_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    static const int variants[][2] = {{1, 0}, {3, 0}, {4, 0}, {0, 1}, {0, 2}, {4, 2}};
+    static const int variants[][2] = {{1, 3}, {3, 3}, {4, 3}, {0, 1}, {0, 2}, {4, 2}, {0, 3}};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;

@@ -401,13 +401,14 @@ Test(amf_csr, kernel_variant_options)
         spmv_plan_options_t opt = options(32, 0);
         cr_assert_eq(spmvport_format_build(&base, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "%s", msg);
-        cr_assert_eq(base.params[AMF_P_MIN_BLOCKS], prec == SPMV_F32 ? 4 : 3);
-        cr_assert_eq(base.params[AMF_P_VALUES], AMF_VALUES_AFTER);
+        cr_assert_eq(base.params[AMF_P_MIN_BLOCKS], 3);
+        cr_assert_eq(base.params[AMF_P_VALUES], prec == SPMV_F32 ? AMF_VALUES_GATHER : AMF_VALUES_AFTER);
         /* {amf_min_blocks, amf_values} -> {cap, values} in the params */
-        const int cases[][4] = {{1, 0, 0, AMF_VALUES_AFTER},  {3, 0, 3, AMF_VALUES_AFTER},
-                                {4, 0, 4, AMF_VALUES_AFTER},  {0, 1, 0, AMF_VALUES_AHEAD},
+        const int cases[][4] = {{1, 3, 0, AMF_VALUES_AFTER},  {3, 3, 3, AMF_VALUES_AFTER},
+                                {4, 3, 4, AMF_VALUES_AFTER},  {0, 1, 0, AMF_VALUES_AHEAD},
                                 {3, 1, 3, AMF_VALUES_AHEAD},  {0, 2, 3, AMF_VALUES_GATHER},
-                                {4, 2, 4, AMF_VALUES_GATHER}, {1, 2, 0, AMF_VALUES_GATHER}};
+                                {4, 2, 4, AMF_VALUES_GATHER}, {1, 2, 0, AMF_VALUES_GATHER},
+                                {0, 3, prec == SPMV_F32 ? 4 : 3, AMF_VALUES_AFTER}};
         for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
             opt.amf_min_blocks = cases[i][0];
             opt.amf_values = cases[i][1];
@@ -526,7 +527,7 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_min_blocks") != NULL, "message: %s", spmv_last_error(ctx));
     }
-    const int bad_values[] = {-1, 3};
+    const int bad_values[] = {-1, 4};
     for (int i = 0; i < 2; i++) {
         spmv_plan_options_t opt = options(0, 0);
         opt.amf_values = bad_values[i];

@@ -419,6 +419,28 @@ Test(ehyb, parts_option)
     support_cases_free(cases, n);
 }
 
+/* The default batch: 4 for narrow f64 slices of a matrix that is not small, 8 for wide ones and for f32. A 2-SM
+ * device makes an 8000-row matrix large (4 parts of 1024 threads). */
+Test(ehyb, batch_from_width)
+{
+    spmv_device_info_t two = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 2,
+                              .shared_mem_per_block = 232448};
+    static const struct { const char *gen; spmv_precision_t p; int batch; } cases[] = {
+        {"stencil3d:7:20", SPMV_F64, 4}, {"fem3d:3:12", SPMV_F64, 8}, {"stencil3d:7:20", SPMV_F32, 8}};
+    for (int c = 0; c < 3; c++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[c].gen, cases[c].p, 1), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t opt = options(32, 0, 0);
+        spmvport_format_data fd;
+        build(&fd, A, 32, &two, &opt);
+        cr_assert(strstr(fd.stats, "small=0;") != NULL, "%s: %s", cases[c].gen, fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_EHYB_P_BATCH], cases[c].batch, "%s: %s", cases[c].gen, fd.stats);
+        run_direct(&fd, A, cases[c].gen);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+}
+
 /* options.ehyb_halo and ehyb_split: no halo, every column used once, a halo of columns used 3 times; one warp
  * per slice, 8 and the block's all (32 of 32 lanes, 16 of 64), on both warp sizes and precisions */
 Test(ehyb, halo_and_split_options)

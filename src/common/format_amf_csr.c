@@ -119,9 +119,9 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "amf_values), 1 (no register cap), 3 or 4", opt->amf_min_blocks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_values < 0 || opt->amf_values > AMF_VALUES_GATHER) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_values = %d; expected 0 (after the previous window's adds), "
-                     "1 (with the columns) or 2 (with the gathers)", opt->amf_values);
+    if (opt->amf_values < 0 || opt->amf_values > 3) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_values = %d; expected 0 (per precision), 1 (with the "
+                     "columns), 2 (with the gathers) or 3 (after the previous window's adds)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
@@ -464,7 +464,11 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
-    p.values = opt->amf_values;
+    /* options.amf_values 0: per precision, from the H200 (run 14, circuit:5000000 / stencil3d:7:160): f64 after
+     * the adds (0.2017 / 0.1769 ms, against 0.2227 / 0.1942 with the gathers), f32 with the gathers (0.1260 /
+     * 0.1213, against 0.1393 / 0.1376 after the adds); 3: after the adds */
+    p.values = opt->amf_values == 0 ? (A->precision == SPMV_F32 ? AMF_VALUES_GATHER : AMF_VALUES_AFTER)
+               : opt->amf_values == 3 ? AMF_VALUES_AFTER : opt->amf_values;
     p.min_blocks = opt->amf_min_blocks == 1 ? 0 : opt->amf_min_blocks;
     if (opt->amf_min_blocks == 0) /* the most blocks at which the kernel keeps every register (sm_90, packed, 4
                                    * accumulators): after: 80 registers f64, 64 f32; ahead: 106 / 80, uncapped;

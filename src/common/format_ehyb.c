@@ -773,6 +773,18 @@ static void choose_split(ehyb_build *b)
         while (2 * b->split * most <= warps) b->split *= 2;
 }
 
+/* B, the entries a lane loads before it uses them, unless options.ehyb_batch says: 8 where measured faster, 4
+ * elsewhere. H200, halos on: f32 takes 8 (fem3d:3:48 0.0669 ms either way, stencil3d:7:160 0.1032 -> 0.0866);
+ * f64 takes 8 for wide slices (fem3d, mean ELL width 77: 0.1023 -> 0.0903 ms) and for small matrices (few busy
+ * warps, each waiting on a chain of width / B round trips), 4 for narrow ones (stencil, width 7: 0.1656 ms
+ * against 0.1747 with 8, whose loads past the width are wasted and whose kernel spills at the register bound). */
+static void choose_batch(ehyb_build *b)
+{
+    if (b->batch != 0) return;
+    const double width_avg = b->nslices > 0 ? (double)b->ell_slots / ((double)b->nslices * b->W) : 0.0;
+    b->batch = b->vsize == sizeof(float) || b->small || width_avg >= 16.0 ? 8 : 4;
+}
+
 typedef struct {
     int32_t len, e;
 } keyed_rank;
@@ -1103,10 +1115,7 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
     b.vsize = spmvport_value_size(A->precision);
     b.nv = A->m > A->n ? A->m : A->n;
     choose_part_count(&b, dev);
-    /* batch 8 where measured or argued faster: f32 (H200 fem3d:3:48 0.082 -> 0.076 ms, stencil equal) and small
-     * matrices, whose few busy warps wait on one lane's chain of width / B round trips (8 halves it; the f64
-     * spill goes to an idle L1). f64 on large matrices keeps 4: there 8 spilled and the stencil lost 10%. */
-    b.batch = opt->ehyb_batch != 0 ? opt->ehyb_batch : b.vsize == sizeof(float) || b.small ? 8 : 4;
+    b.batch = opt->ehyb_batch; /* 0: chosen from the layout (choose_batch) */
 
     spmv_status_t st = partition(&b, msg, msglen);
     double t0 = spmvport_now_ms();
@@ -1116,7 +1125,10 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
     if (st == SPMV_STATUS_SUCCESS) st = renumber(&b, msg, msglen);
     double t1 = spmvport_now_ms();
     if (st == SPMV_STATUS_SUCCESS) st = ell_layout(&b, msg, msglen);
-    if (st == SPMV_STATUS_SUCCESS) choose_split(&b);
+    if (st == SPMV_STATUS_SUCCESS) {
+        choose_split(&b);
+        choose_batch(&b);
+    }
     if (st == SPMV_STATUS_SUCCESS) st = er_layout(&b, msg, msglen);
     if (st == SPMV_STATUS_SUCCESS) st = convert(&b, msg, msglen);
     b.reorder_ms = t1 - t0;
