@@ -317,12 +317,14 @@ struct tile_batch_sum<1, T> {
 };
 
 /* One band batch of a group (B tiles b0, b0 + G, ..., headers col / fmt / v0 already in registers; fmt -1: no
- * tile). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
- * loaded together (their addresses follow from the headers), then added in tile order, each followed by its
- * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). EX: diagonals 1
- * and 2 of the batch's first tile with more than one diagonal (a stencil's tridiagonal tile) are loaded with
- * them too, so the batch is one round trip, not two. Otherwise tile after tile. */
-template <int B, bool EX, typename T>
+ * tile). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles, and
+ * diagonals 1 and 2 of the batch's first tile with more than one diagonal (a stencil's tridiagonal tile), are
+ * loaded together (their addresses follow from the headers): one payload round trip for the batch instead of
+ * one per tile and diagonal. They are then added in the executor's order: tile after tile, each tile's
+ * diagonals in order, zeros skipped. The index arithmetic is 32-bit (a tile's first column 16 tc < n, slots <
+ * 2^31 at build) and decodes each format byte once: on an H200 the stencil was bound by instructions per tile
+ * (f32 no faster than f64), not by bytes. Otherwise (other formats in the batch) tile after tile. */
+template <int B, typename T>
 PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fmt)[B], const int (&v0)[B], bool band,
                                      int b0, int G, int last, const int *__restrict__ tile_col,
                                      const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -331,58 +333,43 @@ PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fm
 {
     if (band) {
         T lv[B], lx[B];
+        int ie = -1, ec0 = 0, elo = 0, end = 0, eb = 0, ecl = 0; /* the extra diagonals' tile (none: end 0) */
+        unsigned more = 0; /* bit i: tile i has diagonals beyond those loaded here (rare) */
 #pragma unroll
         for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
-            const long long c0 = (long long)col[i] * tile_dim;
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
-            const int re = rowlen < collen - d ? rowlen : collen - d;
-            const bool in = fmt[i] >= 0 && r >= rs && r < re;
-            lv[i] = in ? port_ld_stream(tile_val + v0[i] + r - rs) : T(0);
-            lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
+            const bool has = fmt[i] >= 0;
+            const int f = has ? fmt[i] - 16 : 0, q = (f * 2341) >> 14; /* f / 7 for f <= 216 (bytes <= 232) */
+            const int lo = q - 15, nd = f - 7 * q + 1;
+            const int c0 = col[i] * tile_dim, collen = n - c0 < tile_dim ? n - c0 : tile_dim;
+            const int rs = lo < 0 ? -lo : 0, re = rowlen < collen - lo ? rowlen : collen - lo;
+            const bool in = has && r >= rs && r < re;
+            lv[i] = in ? port_ld_stream(tile_val + (v0[i] + r - rs)) : T(0);
+            lx[i] = in ? port_ldg(x + (c0 + r + lo)) : T(0);
+            const bool first = ie < 0 && has && nd > 1;
+            if (first) ie = i, ec0 = c0, elo = lo, end = nd, eb = v0[i] + (re > rs ? re - rs : 0), ecl = collen;
+            if (nd > (first ? 3 : 1)) more |= 1u << i;
         }
-        T ev[2] = {T(0), T(0)}, ex[2] = {T(0), T(0)};
-        int ie = -1;
-        if (EX) {
-            int ecol = 0, efmt = 16, ev0 = 0; /* selected without dynamic indexing: stays in registers */
+        T ev[2], ex[2];
 #pragma unroll
-            for (int i = 0; i < B; i++)
-                if (ie < 0 && fmt[i] >= 0 && SPMVPORT_TILE_BAND_ND(fmt[i]) > 1)
-                    ie = i, ecol = col[i], efmt = fmt[i], ev0 = v0[i];
-            if (ie >= 0) {
-                const long long c0 = (long long)ecol * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                const int lo = SPMVPORT_TILE_BAND_LO(efmt), nd = SPMVPORT_TILE_BAND_ND(efmt);
-                int base = 0;
+        for (int k = 1; k < 3; k++) { /* diagonals 1 and 2 of tile ie */
+            const int d = elo + k, rs = d < 0 ? -d : 0, re = rowlen < ecl - d ? rowlen : ecl - d;
+            const bool in = k < end && r >= rs && r < re;
+            ev[k - 1] = in ? port_ld_stream(tile_val + (eb + r - rs)) : T(0);
+            ex[k - 1] = in ? port_ldg(x + (ec0 + r + d)) : T(0);
+            eb += re > rs ? re - rs : 0;
+        }
 #pragma unroll
-                for (int k = 0; k < 3; k++) { /* diagonal 0 only advances base */
-                    const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
-                    if (k > 0) {
-                        const bool in = k < nd && r >= rs && r < re;
-                        ev[k - 1] = in ? port_ld_stream(tile_val + ev0 + base + r - rs) : T(0);
-                        ex[k - 1] = in ? port_ldg(x + c0 + r + d) : T(0);
-                    }
-                    base += re > rs ? re - rs : 0;
-                }
+        for (int i = 0; i < B; i++) { /* missing tiles (fmt -1) have lv 0, ie != i, no bit in more */
+            if (lv[i] != T(0)) acc += lv[i] * lx[i];
+            if (i == ie) {
+                if (ev[0] != T(0)) acc += ev[0] * ex[0];
+                if (ev[1] != T(0)) acc += ev[1] * ex[1];
             }
-        }
-#pragma unroll
-        for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
-#pragma unroll
-        for (int i = 0; i < B; i++) {
-            if (fmt[i] < 0) break;
-            acc += lv[i];
-            const int nd = SPMVPORT_TILE_BAND_ND(fmt[i]);
-            if (nd > 1) {
-                const long long c0 = (long long)col[i] * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                if (EX && i == ie) { /* diagonals 1, 2 from the registers, in order, then the rest */
-                    if (ev[0] != T(0)) acc += ev[0] * ex[0];
-                    if (ev[1] != T(0)) acc += ev[1] * ex[1];
-                    if (nd > 3) tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 3);
-                } else {
-                    tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 1);
-                }
+            if (more >> i & 1u) { /* the header again (L1), not kept in registers for a rare case */
+                const int t = b0 + i * G, f = port_ldg(tile_fmt + t), c0 = port_ldg(tile_col + t) * tile_dim;
+                const int collen = n - c0 < tile_dim ? n - c0 : tile_dim;
+                tile_band<T, 2>(acc, f, tile_val + port_ldg(tile_off + 2 * t), rowlen, collen, x + c0, r,
+                                i == ie ? 3 : 1);
             }
         }
     } else {
@@ -415,7 +402,7 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
             v0[i] = t < last ? port_ldg(tile_off + 2 * t) : 0;
             band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
         }
-        tile_band_batch_sum<B, false, T>(acc, col, fmt, v0, band, b0, G, last, tile_col, tile_fmt, tile_off, tile_idx,
+        tile_band_batch_sum<B, T>(acc, col, fmt, v0, band, b0, G, last, tile_col, tile_fmt, tile_off, tile_idx,
                                          tile_val, x, n, rowlen, r);
     }
 }
@@ -481,7 +468,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
                     col[i] = port_shfl_idx<W>(hc, s), fmt[i] = port_shfl_idx<W>(hf, s), v0[i] = port_shfl_idx<W>(hv, s);
                     band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
                 }
-                tile_band_batch_sum<B, true, T>(acc, col, fmt, v0, band, c + bb + g, G, last, tile_col, tile_fmt,
+                tile_band_batch_sum<B, T>(acc, col, fmt, v0, band, c + bb + g, G, last, tile_col, tile_fmt,
                                                 tile_off, tile_idx, tile_val, x, n, rowlen, r);
             }
         }
