@@ -114,6 +114,25 @@ PORT_DEVICE void tile_dense_col(T &acc, const unsigned char *__restrict__ idx, c
             if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
 }
 
+/* CSR entries k .. min(k + U, end) - 1 of a row, in order: their values and column nibbles loaded together, then
+ * their x entries, so a row of up to 8 entries is 2 dependent round trips (the loop one entry at a time, as
+ * the compiler unrolled it by 4, was 2 per 4 entries). */
+template <int U, typename T>
+PORT_DEVICE void tile_csr_step(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int k,
+                               int end, const T *__restrict__ xc)
+{
+    T v[U], xv[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const bool in = k + u < end;
+        v[u] = in ? port_ld_stream(val + k + u) : T(0);
+        xv[u] = in ? port_ldg(xc + tile_nibble(nib, k + u)) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (k + u < end) acc += v[u] * xv[u];
+}
+
 /* BAND (nd diagonals from lo, in the format byte): diagonal d = lo + k holds rows max(0, -d) .. re(d) - 1 of
  * the tile, stored one diagonal after another. Every address follows from the header, so each batch of up to 4
  * diagonals issues its value and x loads together: one round trip. */
@@ -176,8 +195,13 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
             const int end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : nv;
-            for (int k = port_ld_stream(idx + r); k < end; k++)
-                acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            int k = port_ld_stream(idx + r);
+            if (BAND) { /* the band kernels' rare other tiles: their registers are spent on band batches */
+                for (; k < end; k++) acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            } else {
+                for (; k < end - 4; k += 8) tile_csr_step<8>(acc, idx + rowlen, val, k, end, xc); /* > 4 left */
+                if (k < end) tile_csr_step<4>(acc, idx + rowlen, val, k, end, xc);
+            }
         }
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
