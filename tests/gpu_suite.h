@@ -79,7 +79,8 @@ GPU_FORMAT_TESTS(SPMV_FORMAT_TEB, teb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_EHYB, ehyb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_AUTO, auto)
 
-/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on. */
+/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on; then
+ * the one-tile kernel with CSR steps forced on and off (automatic runs above), all-CSR tiles and adaptive. */
 Test(SUITE, tile_inflight_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -97,6 +98,17 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
                     cr_assert(r >= 0, "%s: tile_inflight %d: %s", cases[i].name, L, spmv_last_error(ctx));
                 }
             }
+        for (int v = 0; v < 4; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_inflight = 1;
+            o.tile_csr_steps = v % 2 ? 1 : -1;
+            o.tile_variant = v < 2 ? 1 : 0;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: tile_csr_steps variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
+            }
+        }
         support_cases_free(cases, n);
     }
     spmv_context_destroy(ctx);

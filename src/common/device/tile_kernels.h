@@ -164,8 +164,9 @@ PORT_DEVICE void tile_band(T &acc, int fmt, const T *__restrict__ val, int rowle
 
 /* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
  * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest.
- * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers). */
-template <typename T, bool BAND>
+ * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers).
+ * STEPS: CSR rows in steps (tile_csr_step; plan parameter SPMVPORT_TILE_P_CSR_STEPS), else an entry at a time. */
+template <typename T, bool BAND, bool STEPS = false>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
                             int rowlen, int collen, const T *__restrict__ xc, int r)
 {
@@ -196,7 +197,7 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
         if (r < rowlen) {
             const int end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : nv;
             int k = port_ld_stream(idx + r);
-            if (BAND) { /* the band kernels' rare other tiles: their registers are spent on band batches */
+            if (!STEPS) { /* 8 registers fewer (sm_90): more resident warps where CSR tiles are few */
                 for (; k < end; k++) acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
             } else {
                 for (; k < end - 4; k += 8) tile_csr_step<8>(acc, idx + rowlen, val, k, end, xc); /* > 4 left */
@@ -302,7 +303,7 @@ PORT_DEVICE void tile_load_batch(tile_meta (&h)[L], const int *__restrict__ tile
 
 /* Sums a batch of L tiles into lane r's accumulator, in tile order: the L leads are loaded together, then the
  * L x entries of the leads, then each tile adds its lead and the rest. */
-template <int L, typename T>
+template <int L, typename T, bool S = false>
 struct tile_batch_sum {
     static PORT_DEVICE void run(T &acc, const tile_meta (&h)[L], const unsigned char *__restrict__ tile_idx,
                                 const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
@@ -328,15 +329,17 @@ struct tile_batch_sum {
     }
 };
 
-/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. */
-template <typename T>
-struct tile_batch_sum<1, T> {
+/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. S: CSR
+ * steps. */
+template <typename T, bool S>
+struct tile_batch_sum<1, T, S> {
     static PORT_DEVICE void run(T &acc, const tile_meta (&h)[1], const unsigned char *__restrict__ tile_idx,
                                 const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
     {
         const long long c0 = (long long)h[0].col * tile_dim;
         const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-        tile_apply<T, false>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
+        tile_apply<T, false, S>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0,
+                                r);
     }
 };
 
@@ -506,8 +509,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
 }
 
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
- * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4). */
-template <int W, typename T, int L, int BB>
+ * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4); CS (L = 1, BB = 0 only,
+ * SPMVPORT_TILE_P_CSR_STEPS): CSR tile rows in steps of 8 entries. */
+template <int W, typename T, int L, int BB, bool CS = false>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -541,7 +545,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
         for (int b0 = first + g; b0 < last; b0 += L * G) {
             tile_meta hn[L];
             tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
-            tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
+            tile_batch_sum<L, T, CS>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
             for (int i = 0; i < L; i++) h[i] = hn[i];
         }
@@ -592,6 +596,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
     if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
+    if (prm[SPMVPORT_TILE_P_CSR_STEPS] != 0 && (prm[SPMVPORT_TILE_P_CSR_STEPS] != 1 || bb != 0 || inflight != 1))
+        return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if (bt < 1 || bt > SPMVPORT_TILE_MAX_BAND_TASKS || (bt > 1 && bb == 0) ||
         SPMVPORT_TILE_TASK_FIELDS * bt >= warp)
@@ -669,6 +675,9 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else if (prm[SPMVPORT_TILE_P_CSR_STEPS])
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true>)
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0>)
