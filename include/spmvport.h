@@ -247,6 +247,10 @@ typedef struct spmv_plan_options {
     int tile_band_tasks;         /* consecutive tasks (tile rows) per warp with band batches, 1 .. 8; 0 = automatic
                                   * (1: measured fastest on the H200). Above 1 the next task's records and
                                   * headers load during this task's payload: 1 memory round trip per task, not 4 */
+    int tile_csr_steps;          /* CSR tiles' rows 8 entries at a time (their loads together) in the kernel without
+                                  * band tiles: 0 = automatic (when CSR tiles hold at least half the tiled non-zeros:
+                                  * 48 registers instead of 40 on sm_90, 40 resident warps per SM instead of 48),
+                                  * 1 = on, -1 = off (one entry at a time) */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
@@ -296,7 +300,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[3];             /* zero; room for more options without breaking the ABI */
+    int reserved[2];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

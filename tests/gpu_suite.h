@@ -79,7 +79,8 @@ GPU_FORMAT_TESTS(SPMV_FORMAT_TEB, teb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_EHYB, ehyb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_AUTO, auto)
 
-/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on. */
+/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on; then
+ * the one-tile kernel with CSR steps forced on and off (automatic runs above), all-CSR tiles and adaptive. */
 Test(SUITE, tile_inflight_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -97,6 +98,17 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
                     cr_assert(r >= 0, "%s: tile_inflight %d: %s", cases[i].name, L, spmv_last_error(ctx));
                 }
             }
+        for (int v = 0; v < 4; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_inflight = 1;
+            o.tile_csr_steps = v % 2 ? 1 : -1;
+            o.tile_variant = v < 2 ? 1 : 0;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: tile_csr_steps variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
+            }
+        }
         support_cases_free(cases, n);
     }
     spmv_context_destroy(ctx);
@@ -228,6 +240,51 @@ Test(SUITE, tile_band_batches, .timeout = 600)
             o.tile_balance = v == 2 ? 2 : 0;
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);
             cr_assert(r >= 0, "stencil7 variant %d: %s", v, spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    free(ptr), free(col), free(val), free(valf);
+    spmv_context_destroy(ctx);
+}
+
+/* tile's band batches with several multi-diagonal tiles: a 7-diagonal band plus offsets +-32 .. +-34 give tile
+ * rows of 7 band tiles with 2, 3, 3, 7, 3, 3, 2 diagonals, so a batch has its first multi-diagonal tile (whose
+ * diagonals 1-2 load with the batch), later ones and 7-diagonal ones (loaded after), at the top tile rows a first
+ * one with 7; an edge tile row and column. Default kernel, batches of 2, and 3 tasks per warp; f64 and f32. */
+Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int32_t m = 16 * 30 + 7;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(13 * (size_t)m * sizeof *col);
+    double *val = malloc(13 * (size_t)m * sizeof *val);
+    float *valf = malloc(13 * (size_t)m * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t cs[13] = {i - 34, i - 33, i - 32, i - 3, i - 2, i - 1, i, i + 1, i + 2, i + 3, i + 32, i + 33,
+                                i + 34};
+        for (int k = 0; k < 13; k++)
+            if (cs[k] >= 0 && cs[k] < m) {
+                col[nnz] = cs[k];
+                val[nnz] = k == 6 ? 20.0 : -1.0 + (double)((3 * i + k) % 7) / 8;
+                valf[nnz] = (float)val[nnz];
+                nnz++;
+            }
+        ptr[i + 1] = nnz;
+    }
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
+                                            p ? SPMV_F32 : SPMV_F64, 0, 0),
+                     SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_band_batch = v == 1 ? 2 : 0;
+            o.tile_band_tasks = v == 2 ? 3 : 0;
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "wide bands", A, 1);
+            cr_assert(r >= 0, "wide bands variant %d: %s", v, spmv_last_error(ctx));
         }
         spmv_matrix_destroy(A);
     }

@@ -273,8 +273,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[9];
-    for (int i = 0; i < 9; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[11];
+    for (int i = 0; i < 11; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -284,7 +284,9 @@ Test(tile_variants, bad_options_rejected)
     bad[6].tile_band_batch = 3;
     bad[7].tile_band_tasks = SPMVPORT_TILE_MAX_BAND_TASKS + 1;
     bad[8].tile_band_tasks = -1;
-    for (int i = 0; i < 9; i++) {
+    bad[9].tile_csr_steps = 2;
+    bad[10].tile_csr_steps = -2;
+    for (int i = 0; i < 11; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -660,6 +662,23 @@ Test(tile_invariants, stencil_band_tiles)
             cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "no band batches: one task per warp");
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "no CSR tiles, no CSR steps (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_variant = 1; /* every tile CSR: CSR steps automatically; never with band batches */
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 1, "all-CSR tiles: CSR steps (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_steps = -1;
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "tile_csr_steps -1 (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o = tile_options(w, 0, 0, 0);
+        o.tile_csr_steps = 1; /* band batches: no CSR steps whatever the option */
+        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "band batches (%s)", fd.stats);
         spmvport_format_data_free(&fd);
     }
     for (int k = 0; k < 6; k++) {

@@ -530,6 +530,11 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_band_tasks, SPMVPORT_TILE_MAX_BAND_TASKS);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_csr_steps < -1 || opt->tile_csr_steps > 1) {
+        spmvport_msg(msg, msglen, "tile: options.tile_csr_steps = %d; expected 0 (automatic), 1 or -1",
+                     opt->tile_csr_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -582,12 +587,13 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
-                 (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS], (long long)z->tiles,
+                 (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
+                 (long long)fd->params[SPMVPORT_TILE_P_CSR_STEPS], (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -812,6 +818,13 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         while (k > 1 && SPMVPORT_TILE_TASK_FIELDS * k >= fd->warp_size) k--;
         p[SPMVPORT_TILE_P_BAND_TASKS] = cfg.band ? k : 1;
     }
+    /* CSR steps: only the kernel without band tiles and one tile in flight has them; automatic when CSR tiles hold
+     * at least half the tiled non-zeros (FEM blocks), since they cost that kernel 8 registers (resident warps) */
+    p[SPMVPORT_TILE_P_CSR_STEPS] =
+        !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 &&
+        (opt->tile_csr_steps == 1 ||
+         (opt->tile_csr_steps == 0 && z.hist_nnz[SPMVPORT_TILE_CSR] > 0 &&
+          2 * z.hist_nnz[SPMVPORT_TILE_CSR] >= (int64_t)fd->nnz - z.def_nnz));
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

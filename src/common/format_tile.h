@@ -93,8 +93,10 @@ enum {
     SPMVPORT_TILE_P_INFLIGHT = 12,  /* tiles a group of 16 lanes loads together: 1, 2 or 4 */
     SPMVPORT_TILE_P_BAND_BATCH = 13, /* 0, or 2 / 4: the kernel takes a group's tiles that many at a time, band
                                        tiles' loads together (inflight automatic, at least half the tiles band) */
-    SPMVPORT_TILE_P_BAND_TASKS = 14 /* 1, or 2 .. SPMVPORT_TILE_MAX_BAND_TASKS with band batches: consecutive
+    SPMVPORT_TILE_P_BAND_TASKS = 14, /* 1, or 2 .. SPMVPORT_TILE_MAX_BAND_TASKS with band batches: consecutive
                                        tasks one warp takes (tile_band_tasks_kernel); the layout is the same */
+    SPMVPORT_TILE_P_CSR_STEPS = 15  /* 1: the kernel without band tiles (inflight 1) sums CSR tile rows in steps
+                                       of 8 entries (same order); 0: one entry at a time */
 };
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 

@@ -114,6 +114,25 @@ PORT_DEVICE void tile_dense_col(T &acc, const unsigned char *__restrict__ idx, c
             if (mask >> c & 1) acc += port_ld_stream(val + (q++) * rowlen + r) * port_ldg(xc + c);
 }
 
+/* CSR entries k .. min(k + U, end) - 1 of a row, in order: their values and column nibbles loaded together, then
+ * their x entries, so a row of up to 8 entries is 2 dependent round trips (the loop one entry at a time, as
+ * the compiler unrolled it by 4, was 2 per 4 entries). */
+template <int U, typename T>
+PORT_DEVICE void tile_csr_step(T &acc, const unsigned char *__restrict__ nib, const T *__restrict__ val, int k,
+                               int end, const T *__restrict__ xc)
+{
+    T v[U], xv[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const bool in = k + u < end;
+        v[u] = in ? port_ld_stream(val + k + u) : T(0);
+        xv[u] = in ? port_ldg(xc + tile_nibble(nib, k + u)) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+        if (k + u < end) acc += v[u] * xv[u];
+}
+
 /* BAND (nd diagonals from lo, in the format byte): diagonal d = lo + k holds rows max(0, -d) .. re(d) - 1 of
  * the tile, stored one diagonal after another. Every address follows from the header, so each batch of up to 4
  * diagonals issues its value and x loads together: one round trip. */
@@ -145,8 +164,9 @@ PORT_DEVICE void tile_band(T &acc, int fmt, const T *__restrict__ val, int rowle
 
 /* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
  * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest.
- * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers). */
-template <typename T, bool BAND>
+ * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers).
+ * STEPS: CSR rows in steps (tile_csr_step; plan parameter SPMVPORT_TILE_P_CSR_STEPS), else an entry at a time. */
+template <typename T, bool BAND, bool STEPS = false>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
                             int rowlen, int collen, const T *__restrict__ xc, int r)
 {
@@ -176,8 +196,13 @@ PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ i
     case SPMVPORT_TILE_CSR:
         if (r < rowlen) {
             const int end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : nv;
-            for (int k = port_ld_stream(idx + r); k < end; k++)
-                acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            int k = port_ld_stream(idx + r);
+            if (!STEPS) { /* 8 registers fewer (sm_90): more resident warps where CSR tiles are few */
+                for (; k < end; k++) acc += port_ld_stream(val + k) * port_ldg(xc + tile_nibble(idx + rowlen, k));
+            } else {
+                for (; k < end - 4; k += 8) tile_csr_step<8>(acc, idx + rowlen, val, k, end, xc); /* > 4 left */
+                if (k < end) tile_csr_step<4>(acc, idx + rowlen, val, k, end, xc);
+            }
         }
         break;
     case SPMVPORT_TILE_COO: tile_coo(acc, idx, val, 0, nv, xc, r); break;
@@ -278,7 +303,7 @@ PORT_DEVICE void tile_load_batch(tile_meta (&h)[L], const int *__restrict__ tile
 
 /* Sums a batch of L tiles into lane r's accumulator, in tile order: the L leads are loaded together, then the
  * L x entries of the leads, then each tile adds its lead and the rest. */
-template <int L, typename T>
+template <int L, typename T, bool S = false>
 struct tile_batch_sum {
     static PORT_DEVICE void run(T &acc, const tile_meta (&h)[L], const unsigned char *__restrict__ tile_idx,
                                 const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
@@ -304,25 +329,29 @@ struct tile_batch_sum {
     }
 };
 
-/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. */
-template <typename T>
-struct tile_batch_sum<1, T> {
+/* One tile (tile_inflight = 1): no lead stage, whose registers would cost resident warps for nothing. S: CSR
+ * steps. */
+template <typename T, bool S>
+struct tile_batch_sum<1, T, S> {
     static PORT_DEVICE void run(T &acc, const tile_meta (&h)[1], const unsigned char *__restrict__ tile_idx,
                                 const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
     {
         const long long c0 = (long long)h[0].col * tile_dim;
         const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-        tile_apply<T, false>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0, r);
+        tile_apply<T, false, S>(acc, h[0].fmt, tile_idx + h[0].i0, tile_val + h[0].v0, h[0].nv, rowlen, collen, x + c0,
+                                r);
     }
 };
 
 /* One band batch of a group (B tiles b0, b0 + G, ..., headers col / fmt / v0 already in registers; fmt -1: no
- * tile). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles are
- * loaded together (their addresses follow from the headers), then added in tile order, each followed by its
- * other diagonals: one payload round trip for B tiles instead of B (index, then x, per tile). EX: diagonals 1
- * and 2 of the batch's first tile with more than one diagonal (a stencil's tridiagonal tile) are loaded with
- * them too, so the batch is one round trip, not two. Otherwise tile after tile. */
-template <int B, bool EX, typename T>
+ * tile). When they are all BAND tiles (a stencil's), lane r's first-diagonal value and x of the B tiles, and
+ * diagonals 1 and 2 of the batch's first tile with more than one diagonal (a stencil's tridiagonal tile), are
+ * loaded together (their addresses follow from the headers): one payload round trip for the batch instead of
+ * one per tile and diagonal. They are then added in the executor's order: tile after tile, each tile's
+ * diagonals in order, zeros skipped. The index arithmetic is 32-bit (a tile's first column 16 tc < n, slots <
+ * 2^31 at build) and decodes each format byte once: on an H200 the stencil was bound by instructions per tile
+ * (f32 no faster than f64), not by bytes. Otherwise (other formats in the batch) tile after tile. */
+template <int B, typename T>
 PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fmt)[B], const int (&v0)[B], bool band,
                                      int b0, int G, int last, const int *__restrict__ tile_col,
                                      const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -331,58 +360,43 @@ PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fm
 {
     if (band) {
         T lv[B], lx[B];
+        int ie = -1, ec0 = 0, elo = 0, end = 0, eb = 0, ecl = 0; /* the extra diagonals' tile (none: end 0) */
+        unsigned more = 0; /* bit i: tile i has diagonals beyond those loaded here (rare) */
 #pragma unroll
         for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
-            const long long c0 = (long long)col[i] * tile_dim;
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            const int d = fmt[i] < 0 ? 0 : SPMVPORT_TILE_BAND_LO(fmt[i]), rs = d < 0 ? -d : 0;
-            const int re = rowlen < collen - d ? rowlen : collen - d;
-            const bool in = fmt[i] >= 0 && r >= rs && r < re;
-            lv[i] = in ? port_ld_stream(tile_val + v0[i] + r - rs) : T(0);
-            lx[i] = in ? port_ldg(x + c0 + r + d) : T(0);
+            const bool has = fmt[i] >= 0;
+            const int f = has ? fmt[i] - 16 : 0, q = (f * 2341) >> 14; /* f / 7 for f <= 216 (bytes <= 232) */
+            const int lo = q - 15, nd = f - 7 * q + 1;
+            const int c0 = col[i] * tile_dim, collen = n - c0 < tile_dim ? n - c0 : tile_dim;
+            const int rs = lo < 0 ? -lo : 0, re = rowlen < collen - lo ? rowlen : collen - lo;
+            const bool in = has && r >= rs && r < re;
+            lv[i] = in ? port_ld_stream(tile_val + (v0[i] + r - rs)) : T(0);
+            lx[i] = in ? port_ldg(x + (c0 + r + lo)) : T(0);
+            const bool first = ie < 0 && has && nd > 1;
+            if (first) ie = i, ec0 = c0, elo = lo, end = nd, eb = v0[i] + (re > rs ? re - rs : 0), ecl = collen;
+            if (nd > (first ? 3 : 1)) more |= 1u << i;
         }
-        T ev[2] = {T(0), T(0)}, ex[2] = {T(0), T(0)};
-        int ie = -1;
-        if (EX) {
-            int ecol = 0, efmt = 16, ev0 = 0; /* selected without dynamic indexing: stays in registers */
+        T ev[2], ex[2];
 #pragma unroll
-            for (int i = 0; i < B; i++)
-                if (ie < 0 && fmt[i] >= 0 && SPMVPORT_TILE_BAND_ND(fmt[i]) > 1)
-                    ie = i, ecol = col[i], efmt = fmt[i], ev0 = v0[i];
-            if (ie >= 0) {
-                const long long c0 = (long long)ecol * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                const int lo = SPMVPORT_TILE_BAND_LO(efmt), nd = SPMVPORT_TILE_BAND_ND(efmt);
-                int base = 0;
+        for (int k = 1; k < 3; k++) { /* diagonals 1 and 2 of tile ie */
+            const int d = elo + k, rs = d < 0 ? -d : 0, re = rowlen < ecl - d ? rowlen : ecl - d;
+            const bool in = k < end && r >= rs && r < re;
+            ev[k - 1] = in ? port_ld_stream(tile_val + (eb + r - rs)) : T(0);
+            ex[k - 1] = in ? port_ldg(x + (ec0 + r + d)) : T(0);
+            eb += re > rs ? re - rs : 0;
+        }
 #pragma unroll
-                for (int k = 0; k < 3; k++) { /* diagonal 0 only advances base */
-                    const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
-                    if (k > 0) {
-                        const bool in = k < nd && r >= rs && r < re;
-                        ev[k - 1] = in ? port_ld_stream(tile_val + ev0 + base + r - rs) : T(0);
-                        ex[k - 1] = in ? port_ldg(x + c0 + r + d) : T(0);
-                    }
-                    base += re > rs ? re - rs : 0;
-                }
+        for (int i = 0; i < B; i++) { /* missing tiles (fmt -1) have lv 0, ie != i, no bit in more */
+            if (lv[i] != T(0)) acc += lv[i] * lx[i];
+            if (i == ie) {
+                if (ev[0] != T(0)) acc += ev[0] * ex[0];
+                if (ev[1] != T(0)) acc += ev[1] * ex[1];
             }
-        }
-#pragma unroll
-        for (int i = 0; i < B; i++) lv[i] = lv[i] != T(0) ? lv[i] * lx[i] : T(0); /* half the registers */
-#pragma unroll
-        for (int i = 0; i < B; i++) {
-            if (fmt[i] < 0) break;
-            acc += lv[i];
-            const int nd = SPMVPORT_TILE_BAND_ND(fmt[i]);
-            if (nd > 1) {
-                const long long c0 = (long long)col[i] * tile_dim;
-                const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-                if (EX && i == ie) { /* diagonals 1, 2 from the registers, in order, then the rest */
-                    if (ev[0] != T(0)) acc += ev[0] * ex[0];
-                    if (ev[1] != T(0)) acc += ev[1] * ex[1];
-                    if (nd > 3) tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 3);
-                } else {
-                    tile_band<T, 2>(acc, fmt[i], tile_val + v0[i], rowlen, collen, x + c0, r, 1);
-                }
+            if (more >> i & 1u) { /* the header again (L1), not kept in registers for a rare case */
+                const int t = b0 + i * G, f = port_ldg(tile_fmt + t), c0 = port_ldg(tile_col + t) * tile_dim;
+                const int collen = n - c0 < tile_dim ? n - c0 : tile_dim;
+                tile_band<T, 2>(acc, f, tile_val + port_ldg(tile_off + 2 * t), rowlen, collen, x + c0, r,
+                                i == ie ? 3 : 1);
             }
         }
     } else {
@@ -415,7 +429,7 @@ PORT_DEVICE void tile_group_batches(T &acc, int b0, int last, const int *__restr
             v0[i] = t < last ? port_ldg(tile_off + 2 * t) : 0;
             band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
         }
-        tile_band_batch_sum<B, false, T>(acc, col, fmt, v0, band, b0, G, last, tile_col, tile_fmt, tile_off, tile_idx,
+        tile_band_batch_sum<B, T>(acc, col, fmt, v0, band, b0, G, last, tile_col, tile_fmt, tile_off, tile_idx,
                                          tile_val, x, n, rowlen, r);
     }
 }
@@ -481,7 +495,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
                     col[i] = port_shfl_idx<W>(hc, s), fmt[i] = port_shfl_idx<W>(hf, s), v0[i] = port_shfl_idx<W>(hv, s);
                     band = band && (fmt[i] < 0 || SPMVPORT_TILE_IS_BAND(fmt[i]));
                 }
-                tile_band_batch_sum<B, true, T>(acc, col, fmt, v0, band, c + bb + g, G, last, tile_col, tile_fmt,
+                tile_band_batch_sum<B, T>(acc, col, fmt, v0, band, c + bb + g, G, last, tile_col, tile_fmt,
                                                 tile_off, tile_idx, tile_val, x, n, rowlen, r);
             }
         }
@@ -495,8 +509,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
 }
 
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
- * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4). */
-template <int W, typename T, int L, int BB>
+ * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4); CS (L = 1, BB = 0 only,
+ * SPMVPORT_TILE_P_CSR_STEPS): CSR tile rows in steps of 8 entries. */
+template <int W, typename T, int L, int BB, bool CS = false>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -530,7 +545,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
         for (int b0 = first + g; b0 < last; b0 += L * G) {
             tile_meta hn[L];
             tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
-            tile_batch_sum<L, T>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
+            tile_batch_sum<L, T, CS>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
             for (int i = 0; i < L; i++) h[i] = hn[i];
         }
@@ -581,6 +596,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
     if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
+    if (prm[SPMVPORT_TILE_P_CSR_STEPS] != 0 && (prm[SPMVPORT_TILE_P_CSR_STEPS] != 1 || bb != 0 || inflight != 1))
+        return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if (bt < 1 || bt > SPMVPORT_TILE_MAX_BAND_TASKS || (bt > 1 && bb == 0) ||
         SPMVPORT_TILE_TASK_FIELDS * bt >= warp)
@@ -658,6 +675,9 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2>)
+            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else if (prm[SPMVPORT_TILE_P_CSR_STEPS])
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true>)
             (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0>)
