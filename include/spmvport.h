@@ -275,6 +275,12 @@ typedef struct spmv_plan_options {
                                   * window's x gathers (the adds wait for memory); 3 = right after the previous
                                   * window's adds (one window's values live). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_resident;            /* 0 = sub-blocks of about T_l entries, several per warp (amf_waves); 1 = one wave:
+                                  * the short rows split into as many sub-blocks as warps fit at once next to the
+                                  * long-row blocks (multiprocessors x resident blocks x 256 / W), balanced by
+                                  * windows, so each warp pays the sub-block start-up chain once (when there are too
+                                  * many long rows or pieces for that: as 0). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -296,7 +302,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[3];             /* zero; room for more options without breaking the ABI */
+    int reserved[2];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */
