@@ -491,6 +491,20 @@ Test(amf_csr, resident_option)
         check_executor_direct(&fd, A, "circuit:1000000 resident");
         spmvport_format_data_free(&fd);
     }
+    /* 2 waves: twice the sub-blocks */
+    opt.amf_resident = 2;
+    opt.warp_size = 32;
+    spmvport_format_data fd2;
+    char msg2[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(&fd2, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg2, sizeof msg2),
+                 SPMV_STATUS_SUCCESS, "%s", msg2);
+    cr_assert(strstr(fd2.stats, ";resident=2") != NULL, "%s", fd2.stats);
+    cr_assert(fd2.params[AMF_P_SUB_BLOCKS] <= 2 * 2592 && fd2.params[AMF_P_SUB_BLOCKS] >= 2 * 2592 * 9 / 10, "%lld",
+              (long long)fd2.params[AMF_P_SUB_BLOCKS]);
+    check_layout(&fd2, A, "circuit:1000000 resident=2");
+    check_executor_direct(&fd2, A, "circuit:1000000 resident=2");
+    spmvport_format_data_free(&fd2);
+    opt.amf_resident = 1;
     spmv_matrix_destroy(A);
     /* 2000 long rows leave fewer than half of the 2592 warps: grouped by T_l */
     cr_assert_eq(spmv_matrix_generate(&A, "uniform:2000:1100", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
@@ -581,7 +595,7 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_values") != NULL, "message: %s", spmv_last_error(ctx));
     }
-    const int bad_resident[] = {-1, 2};
+    const int bad_resident[] = {-1, 9};
     for (int i = 0; i < 2; i++) {
         spmv_plan_options_t opt = options(0, 0);
         opt.amf_resident = bad_resident[i];

@@ -31,6 +31,7 @@
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
+#define AMF_MAX_RESIDENT 8      /* options.amf_resident at most */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -124,9 +125,10 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "columns), 2 (with the gathers) or 3 (after the previous window's adds)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_resident < 0 || opt->amf_resident > 1) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or 1 "
-                     "(one sub-block per resident warp)", opt->amf_resident);
+    if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
+                     "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
+                     AMF_MAX_RESIDENT);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
@@ -160,7 +162,7 @@ typedef struct {
     int waves;               /* waves of resident warps the sub-blocks aim at */
     int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
     int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
-    int resident;            /* options.amf_resident asked; `parts` > 0 when it was applied */
+    int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
     int32_t parts;           /* one-wave sub-block target (0: grouped by T_l) */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
@@ -217,14 +219,15 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
     return (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / w);
 }
 
-/* options.amf_resident: how many sub-blocks make one wave, i.e. fit on the device at once: multiprocessors x
- * resident blocks x warps per block, less one per long row (a long row splits a sub-block in two). Resident
+/* options.amf_resident = k: k waves of sub-blocks; a wave is what fits on the device at once: multiprocessors x
+ * resident blocks x warps per block. Less one per long row (a long row splits a sub-block in two). Resident
  * blocks: the register cap (3 or 4), else 2 (the uncapped kernels' count on sm_90). The long-row pieces are the
  * launch's first blocks and short (16 entries a thread): the sub-block warps they keep waiting start a piece's
- * time late. 0 when long rows would leave fewer than half the warps: then sub-blocks are grouped by T_l. */
+ * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. */
 static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev)
 {
-    const int64_t warps = (int64_t)device_mps(dev) * (p->min_blocks > 0 ? p->min_blocks : 2) * (AMF_BLOCK / p->w);
+    const int64_t warps = (int64_t)p->resident * device_mps(dev) * (p->min_blocks > 0 ? p->min_blocks : 2) *
+                          (AMF_BLOCK / p->w);
     const int64_t parts = warps - p->long_rows;
     return parts >= warps / 2 && parts <= INT32_MAX ? (int32_t)parts : 0;
 }
@@ -487,7 +490,7 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
-                 p->parts > 0);
+                 p->parts > 0 ? p->resident : 0);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
