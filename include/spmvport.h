@@ -275,11 +275,12 @@ typedef struct spmv_plan_options {
                                   * window's x gathers (the adds wait for memory); 3 = right after the previous
                                   * window's adds (one window's values live). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int amf_resident;            /* 0 = sub-blocks of about T_l entries, several per warp (amf_waves); 1..8 = that many
-                                  * waves of equal sub-blocks, a wave being one per warp resident at once
-                                  * (multiprocessors x resident blocks x 256 / W), balanced by windows: 1 = each
-                                  * warp pays the sub-block start-up chain once (as 0 when long rows would take
-                                  * over half the sub-blocks). Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_resident;            /* 0 = the default: sub-blocks of about T_l entries, several per warp (amf_waves);
+                                  * 1..8 = that many waves of equal sub-blocks, a wave being one per warp resident
+                                  * at once (multiprocessors x resident blocks x 256 / W), balanced by windows:
+                                  * 1 = each warp pays the sub-block start-up chain once (T_l grouping when long
+                                  * rows would take over half the sub-blocks). Set with amf_waves: this wins.
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */

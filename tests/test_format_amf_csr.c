@@ -491,8 +491,9 @@ Test(amf_csr, resident_option)
         check_executor_direct(&fd, A, "circuit:1000000 resident");
         spmvport_format_data_free(&fd);
     }
-    /* 2 waves: twice the sub-blocks */
+    /* 2 waves: twice the sub-blocks (amf_waves set too: amf_resident wins) */
     opt.amf_resident = 2;
+    opt.amf_waves = 4;
     opt.warp_size = 32;
     spmvport_format_data fd2;
     char msg2[SPMVPORT_MSG_LEN] = "";
@@ -505,6 +506,7 @@ Test(amf_csr, resident_option)
     check_executor_direct(&fd2, A, "circuit:1000000 resident=2");
     spmvport_format_data_free(&fd2);
     opt.amf_resident = 1;
+    opt.amf_waves = 0;
     spmv_matrix_destroy(A);
     /* 2000 long rows leave fewer than half of the 2592 warps: grouped by T_l */
     cr_assert_eq(spmv_matrix_generate(&A, "uniform:2000:1100", SPMV_F64, 5), SPMV_STATUS_SUCCESS);

@@ -9,7 +9,8 @@
  *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
- *      AMF_BATCH entries per lane, per step) for its fold lengths;
+ *      AMF_BATCH entries per lane, per step) for its fold lengths; options.amf_resident = k instead cuts k x (the
+ *      warps resident at once) sub-blocks of equal weight (group_one_wave);
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -32,6 +33,8 @@
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
 #define AMF_MAX_RESIDENT 8      /* options.amf_resident at most */
+#define AMF_RESIDENT 0          /* waves of equal sub-blocks when neither amf_resident nor amf_waves is set (0: T_l
+                                 * grouping at AMF_WAVES); unmeasured on a GPU yet, hence 0 */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -527,7 +530,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
-    p.resident = opt->amf_resident;
+    /* an explicit amf_waves asks for T_l grouping, an explicit amf_resident for equal sub-blocks */
+    p.resident = opt->amf_resident > 0 ? opt->amf_resident : opt->amf_waves > 0 ? 0 : AMF_RESIDENT;
     /* options.amf_values 0: per precision, from the H200 (run 14, circuit:5000000 / stencil3d:7:160): f64 after
      * the adds (0.2017 / 0.1769 ms, against 0.2227 / 0.1942 with the gathers), f32 with the gathers (0.1260 /
      * 0.1213, against 0.1393 / 0.1376 after the adds); 3: after the adds */
