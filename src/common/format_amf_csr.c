@@ -224,13 +224,14 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
 
 /* options.amf_resident = k: k waves of sub-blocks; a wave is what fits on the device at once: multiprocessors x
  * resident blocks x warps per block. Less one per long row (a long row splits a sub-block in two). Resident
- * blocks: the register cap (3 or 4), else 2 (the uncapped kernels' count on sm_90). The long-row pieces are the
+ * blocks: the register cap (3 or 4), else the uncapped kernels' count on sm_90 (f64: 2; f32: 4 with the values
+ * after the adds, 64 registers, else 3). The long-row pieces are the
  * launch's first blocks and short (16 entries a thread): the sub-block warps they keep waiting start a piece's
  * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. */
-static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev)
+static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, int f32)
 {
-    const int64_t warps = (int64_t)p->resident * device_mps(dev) * (p->min_blocks > 0 ? p->min_blocks : 2) *
-                          (AMF_BLOCK / p->w);
+    const int blocks = p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
+    const int64_t warps = (int64_t)p->resident * device_mps(dev) * blocks * (AMF_BLOCK / p->w);
     const int64_t parts = warps - p->long_rows;
     return parts >= warps / 2 && parts <= INT32_MAX ? (int32_t)parts : 0;
 }
@@ -578,7 +579,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     choose_t_l(&p, dev);
     st = add_array(fd, "sub_unit", 2 * (size_t)p.folds, sizeof(int32_t), 0, (void **)&sub_unit);
     if (st != SPMV_STATUS_SUCCESS) goto oom;
-    p.parts = p.resident ? one_wave_parts(&p, dev) : 0;
+    p.parts = p.resident ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
     if (p.parts > 0) group_one_wave(&p, fold_row, fold_ptr, sub_unit);
     else group_folds(&p, fold_row, fold_ptr, sub_unit);
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
