@@ -167,6 +167,7 @@ typedef struct {
     int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
     int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
     int32_t parts;           /* one-wave sub-block target (0: grouped by T_l) */
+    int64_t step_nnz;        /* entries of one full step of average folds (T_l's floor) */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -227,13 +228,17 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  * blocks: the register cap (3 or 4), else the uncapped kernels' count on sm_90 (f64: 2; f32: 4 with the values
  * after the adds, 64 registers, else 3). The long-row pieces are the
  * launch's first blocks and short (16 entries a thread): the sub-block warps they keep waiting start a piece's
- * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. */
+ * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. Small matrices get
+ * fewer, sub-blocks of at least one full step of folds. */
 static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, int f32)
 {
     const int blocks = p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
     const int64_t warps = (int64_t)p->resident * device_mps(dev) * blocks * (AMF_BLOCK / p->w);
-    const int64_t parts = warps - p->long_rows;
-    return parts >= warps / 2 && parts <= INT32_MAX ? (int32_t)parts : 0;
+    int64_t parts = warps - p->long_rows;
+    if (parts < warps / 2 || parts > INT32_MAX) return 0;
+    /* a matrix too small to fill the waves: sub-blocks of at least one full step, as T_l's floor */
+    if (p->short_nnz / parts < p->step_nnz) parts = p->short_nnz / p->step_nnz > 1 ? p->short_nnz / p->step_nnz : 1;
+    return (int32_t)parts;
 }
 
 /* T_l and the typical lanes per fold, from the folds' average length. */
@@ -248,6 +253,7 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
      * so that fewer waves (options.amf_waves) lengthen sub-blocks of short folds too */
     int64_t hi = AMF_MAX_STEPS * (int64_t)ceil((double)(p->w / 2) * avg_fold);
     if (hi < lo) hi = lo;
+    p->step_nnz = lo;
     const int64_t slots = p->waves * device_warps(dev, p->w);
     int64_t target = (p->short_nnz + slots - 1) / slots;
     p->t_l = target < lo ? lo : target > hi ? hi : target;
@@ -579,7 +585,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     choose_t_l(&p, dev);
     st = add_array(fd, "sub_unit", 2 * (size_t)p.folds, sizeof(int32_t), 0, (void **)&sub_unit);
     if (st != SPMV_STATUS_SUCCESS) goto oom;
-    p.parts = p.resident ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
+    p.parts = p.resident && p.folds > 0 ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
     if (p.parts > 0) group_one_wave(&p, fold_row, fold_ptr, sub_unit);
     else group_folds(&p, fold_row, fold_ptr, sub_unit);
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
