@@ -33,6 +33,7 @@
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
 #define AMF_MAX_RESIDENT 8      /* options.amf_resident at most */
+#define AMF_MAX_PARTS (1 << 24) /* equal sub-blocks at most: weights (< 2^33) x parts stay in int64 */
 #define AMF_RESIDENT 0          /* waves of equal sub-blocks when neither amf_resident nor amf_waves is set (0: T_l
                                  * grouping at AMF_WAVES); unmeasured on a GPU yet, hence 0 */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
@@ -235,7 +236,8 @@ static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, 
     const int blocks = p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
     const int64_t warps = (int64_t)p->resident * device_mps(dev) * blocks * (AMF_BLOCK / p->w);
     int64_t parts = warps - p->long_rows;
-    if (parts < warps / 2 || parts > INT32_MAX) return 0;
+    if (parts < warps / 2) return 0;
+    if (parts > AMF_MAX_PARTS) parts = AMF_MAX_PARTS;
     /* a matrix too small to fill the waves: sub-blocks of at least one full step, as T_l's floor */
     if (p->short_nnz / parts < p->step_nnz) parts = p->short_nnz / p->step_nnz > 1 ? p->short_nnz / p->step_nnz : 1;
     return (int32_t)parts;
@@ -306,7 +308,7 @@ static void group_one_wave(amf_plan *p, const int32_t *fold_row, const int32_t *
             continue;
         }
         if (open < 0) open = u;
-        acc += fold_windows(fold_ptr, u) + 1; /* acc < 2^32, parts < 2^31: no overflow */
+        acc += fold_windows(fold_ptr, u) + 1; /* acc < 2^33, parts <= 2^24: no overflow */
         if (acc * p->parts >= cut * total || u + 1 == p->units) {
             sub_unit[2 * s] = open;
             sub_unit[2 * s + 1] = u + 1;
