@@ -279,6 +279,12 @@ typedef struct spmv_plan_options {
                                   * window's x gathers (the adds wait for memory); 3 = right after the previous
                                   * window's adds (one window's values live). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_resident;            /* 0 = the default: sub-blocks of about T_l entries, several per warp (amf_waves);
+                                  * 1..8 = that many waves of equal sub-blocks, a wave being one per warp resident
+                                  * at once (multiprocessors x resident blocks x 256 / W), balanced by windows:
+                                  * 1 = each warp pays the sub-block start-up chain once (T_l grouping when long
+                                  * rows would take over half the sub-blocks). Set with amf_waves: this wins.
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -300,7 +306,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[2];             /* zero; room for more options without breaking the ABI */
+    int reserved[1];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -460,6 +460,67 @@ Test(amf_csr, waves_option)
     spmv_context_destroy(ctx);
 }
 
+/* amf_resident = 1: one sub-block per resident warp (CPU backend: 108 multiprocessors; f64's default cap 3 blocks
+ * of 256 threads), at most that many less one per long row, balanced, the same results; too many long rows for
+ * it: grouped by T_l as without it. */
+Test(amf_csr, resident_option)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_plan_options_t opt = options(32, 0);
+    opt.amf_resident = 1;
+    support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, SPMV_F64);
+    support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, SPMV_F32);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "circuit:1000000", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    const int ws[] = {32, 64};
+    for (int i = 0; i < 2; i++) {
+        opt.warp_size = ws[i];
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, ws[i], NULL, &opt, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const int64_t warps = 108 * 3 * (AMF_BLOCK / ws[i]), subs = fd.params[AMF_P_SUB_BLOCKS];
+        cr_assert(strstr(fd.stats, ";resident=1") != NULL, "%s", fd.stats);
+        cr_assert(subs <= warps && subs >= warps * 9 / 10, "W = %d: %lld sub-blocks for %lld warps", ws[i],
+                  (long long)subs, (long long)warps);
+        /* balanced: no sub-block holds more than 1.2 x the mean entries */
+        const int64_t mean = (fd.nnz - 5 * AMF_LONG_MIN) / subs;
+        cr_assert_leq(fd.params[AMF_P_T_L], mean * 12 / 10 + 4 * AMF_LONG_MIN / 100, "W = %d: widest %lld, mean %lld",
+                      ws[i], (long long)fd.params[AMF_P_T_L], (long long)mean);
+        check_layout(&fd, A, "circuit:1000000 resident");
+        check_executor_direct(&fd, A, "circuit:1000000 resident");
+        spmvport_format_data_free(&fd);
+    }
+    /* 2 waves: twice the sub-blocks (amf_waves set too: amf_resident wins) */
+    opt.amf_resident = 2;
+    opt.amf_waves = 4;
+    opt.warp_size = 32;
+    spmvport_format_data fd2;
+    char msg2[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(&fd2, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg2, sizeof msg2),
+                 SPMV_STATUS_SUCCESS, "%s", msg2);
+    cr_assert(strstr(fd2.stats, ";resident=2") != NULL, "%s", fd2.stats);
+    cr_assert(fd2.params[AMF_P_SUB_BLOCKS] <= 2 * 2592 && fd2.params[AMF_P_SUB_BLOCKS] >= 2 * 2592 * 9 / 10, "%lld",
+              (long long)fd2.params[AMF_P_SUB_BLOCKS]);
+    check_layout(&fd2, A, "circuit:1000000 resident=2");
+    check_executor_direct(&fd2, A, "circuit:1000000 resident=2");
+    spmvport_format_data_free(&fd2);
+    opt.amf_resident = 1;
+    opt.amf_waves = 0;
+    spmv_matrix_destroy(A);
+    /* 2000 long rows leave fewer than half of the 2592 warps: grouped by T_l */
+    cr_assert_eq(spmv_matrix_generate(&A, "uniform:2000:1100", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    opt.warp_size = 32;
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    cr_assert(strstr(fd.stats, ";resident=0") != NULL, "%s", fd.stats);
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
 /* The lane model: folds that one round of aligned AMF_BATCH-entry windows covers at 2 lanes keep 2 lanes; a lone
  * long fold gets the whole warp. */
 Test(amf_csr, lanes_from_fold_lengths)
@@ -535,6 +596,15 @@ Test(amf_csr, bad_options_rejected)
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
         cr_assert_null(plan);
         cr_assert(strstr(spmv_last_error(ctx), "amf_values") != NULL, "message: %s", spmv_last_error(ctx));
+    }
+    const int bad_resident[] = {-1, 9};
+    for (int i = 0; i < 2; i++) {
+        spmv_plan_options_t opt = options(0, 0);
+        opt.amf_resident = bad_resident[i];
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
+        cr_assert_null(plan);
+        cr_assert(strstr(spmv_last_error(ctx), "amf_resident") != NULL, "message: %s", spmv_last_error(ctx));
     }
     /* a warp size the layout cannot take, through the builder */
     spmvport_format_data fd;

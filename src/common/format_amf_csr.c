@@ -9,7 +9,8 @@
  *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
- *      AMF_BATCH entries per lane, per step) for its fold lengths;
+ *      AMF_BATCH entries per lane, per step) for its fold lengths; options.amf_resident = k instead cuts k x (the
+ *      warps resident at once) sub-blocks of equal weight (group_one_wave);
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -31,6 +32,10 @@
 #define AMF_THREADS_PER_MP 2048 /* resident threads per multiprocessor assumed for the T_l target */
 #define AMF_WAVES 2             /* sub-blocks aim at this many waves of resident warps (csr_lb's LB_WAVES) */
 #define AMF_MAX_WAVES 64        /* options.amf_waves at most */
+#define AMF_MAX_RESIDENT 8      /* options.amf_resident at most */
+#define AMF_MAX_PARTS (1 << 24) /* equal sub-blocks at most: weights (< 2^33) x parts stay in int64 */
+#define AMF_RESIDENT 0          /* waves of equal sub-blocks when neither amf_resident nor amf_waves is set (0: T_l
+                                 * grouping at AMF_WAVES); unmeasured on a GPU yet, hence 0 */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -124,6 +129,12 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "columns), 2 (with the gathers) or 3 (after the previous window's adds)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
+                     "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
+                     AMF_MAX_RESIDENT);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
         spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
                      A->nnz);
@@ -155,6 +166,9 @@ typedef struct {
     int waves;               /* waves of resident warps the sub-blocks aim at */
     int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
     int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
+    int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
+    int32_t parts;           /* one-wave sub-block target (0: grouped by T_l) */
+    int64_t step_nnz;        /* entries of one full step of average folds (T_l's floor) */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -199,11 +213,34 @@ static void fold_rows(amf_plan *p, const spmv_matrix_t *A, int32_t *fold_row, in
 /* Pass 3: sub-blocks                                                                                   */
 /* ==================================================================================================== */
 
+static int device_mps(const spmv_device_info_t *dev)
+{
+    return dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 ? dev->multiprocessors
+                                                                                     : AMF_DEFAULT_MULTIPROCESSORS;
+}
+
 static int64_t device_warps(const spmv_device_info_t *dev, int w)
 {
-    int mps = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 ? dev->multiprocessors
-                                                                                        : AMF_DEFAULT_MULTIPROCESSORS;
-    return (int64_t)mps * (AMF_THREADS_PER_MP / w);
+    return (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / w);
+}
+
+/* options.amf_resident = k: k waves of sub-blocks; a wave is what fits on the device at once: multiprocessors x
+ * resident blocks x warps per block. Less one per long row (a long row splits a sub-block in two). Resident
+ * blocks: the register cap (3 or 4), else the uncapped kernels' count on sm_90 (f64: 2; f32: 4 with the values
+ * after the adds, 64 registers, else 3). The long-row pieces are the
+ * launch's first blocks and short (16 entries a thread): the sub-block warps they keep waiting start a piece's
+ * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. Small matrices get
+ * fewer, sub-blocks of at least one full step of folds. */
+static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, int f32)
+{
+    const int blocks = p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
+    const int64_t warps = (int64_t)p->resident * device_mps(dev) * blocks * (AMF_BLOCK / p->w);
+    int64_t parts = warps - p->long_rows;
+    if (parts < warps / 2) return 0;
+    if (parts > AMF_MAX_PARTS) parts = AMF_MAX_PARTS;
+    /* a matrix too small to fill the waves: sub-blocks of at least one full step, as T_l's floor */
+    if (p->short_nnz / parts < p->step_nnz) parts = p->short_nnz / p->step_nnz > 1 ? p->short_nnz / p->step_nnz : 1;
+    return (int32_t)parts;
 }
 
 /* T_l and the typical lanes per fold, from the folds' average length. */
@@ -218,6 +255,7 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
      * so that fewer waves (options.amf_waves) lengthen sub-blocks of short folds too */
     int64_t hi = AMF_MAX_STEPS * (int64_t)ceil((double)(p->w / 2) * avg_fold);
     if (hi < lo) hi = lo;
+    p->step_nnz = lo;
     const int64_t slots = p->waves * device_warps(dev, p->w);
     int64_t target = (p->short_nnz + slots - 1) / slots;
     p->t_l = target < lo ? lo : target > hi ? hi : target;
@@ -246,6 +284,42 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
         s++;
     }
     p->sub_blocks = s;
+}
+
+/* options.amf_resident: cut the short units into at most p->parts sub-blocks (plus one per long row) of about
+ * equal weight, in windows (what a lane loads per round) plus one per fold (its reduction and stores; keeps runs of
+ * empty rows from piling onto one warp). A sub-block closes once its prefix reaches the next of the parts - 1
+ * evenly spaced cut points, or at a long row; sub_unit has room for 2 * folds. */
+static void group_one_wave(amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit)
+{
+    int64_t total = 0, acc = 0, cut = 1, widest = 0;
+    for (int32_t u = 0; u < p->units; u++)
+        if (!unit_is_long(fold_row, fold_ptr, u)) total += fold_windows(fold_ptr, u) + 1;
+    int32_t s = 0, open = -1;
+    for (int32_t u = 0; u < p->units; u++) {
+        if (unit_is_long(fold_row, fold_ptr, u)) {
+            if (open >= 0) {
+                sub_unit[2 * s] = open;
+                sub_unit[2 * s + 1] = u;
+                if (fold_ptr[u] - fold_ptr[open] > widest) widest = fold_ptr[u] - fold_ptr[open];
+                s++;
+                open = -1;
+            }
+            continue;
+        }
+        if (open < 0) open = u;
+        acc += fold_windows(fold_ptr, u) + 1; /* acc < 2^33, parts <= 2^24: no overflow */
+        if (acc * p->parts >= cut * total || u + 1 == p->units) {
+            sub_unit[2 * s] = open;
+            sub_unit[2 * s + 1] = u + 1;
+            if (fold_ptr[u + 1] - fold_ptr[open] > widest) widest = fold_ptr[u + 1] - fold_ptr[open];
+            s++;
+            open = -1;
+            while (cut * total <= acc * p->parts) cut++;
+        }
+    }
+    p->sub_blocks = s;
+    p->t_l = widest; /* T_l stays a bound on a sub-block's entries */
 }
 
 /* Modelled time of sub-block [b, e) at 2^lg lanes per fold, in quarter memory round trips: each step (W / 2^lg
@@ -422,12 +496,13 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
-                 p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather");
+                 p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
+                 p->parts > 0 ? p->resident : 0);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -464,6 +539,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
+    /* an explicit amf_waves asks for T_l grouping, an explicit amf_resident for equal sub-blocks */
+    p.resident = opt->amf_resident > 0 ? opt->amf_resident : opt->amf_waves > 0 ? 0 : AMF_RESIDENT;
     /* options.amf_values 0: per precision, from the H200 (run 14, circuit:5000000 / stencil3d:7:160): f64 after
      * the adds (0.2017 / 0.1769 ms, against 0.2227 / 0.1942 with the gathers), f32 with the gathers (0.1260 /
      * 0.1213, against 0.1393 / 0.1376 after the adds); 3: after the adds */
@@ -510,7 +587,9 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     choose_t_l(&p, dev);
     st = add_array(fd, "sub_unit", 2 * (size_t)p.folds, sizeof(int32_t), 0, (void **)&sub_unit);
     if (st != SPMV_STATUS_SUCCESS) goto oom;
-    group_folds(&p, fold_row, fold_ptr, sub_unit);
+    p.parts = p.resident && p.folds > 0 ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
+    if (p.parts > 0) group_one_wave(&p, fold_row, fold_ptr, sub_unit);
+    else group_folds(&p, fold_row, fold_ptr, sub_unit);
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     sub_unit = fd->arrays[AMF_A_SUB_UNIT].data;
     st = add_array(fd, "sub_lanes", (size_t)p.sub_blocks, 1, 0, (void **)&lanes);
