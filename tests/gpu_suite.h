@@ -200,6 +200,32 @@ Test(SUITE, amf_kernel_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* A banded m x m matrix for the tile tests: entry k of row i at column i + off[k] when in range, `diag` on
+ * offset 0 and -1 + (step * i + k) % mod / div elsewhere; *A64 and *A32 are its f64 and f32 versions. */
+static void band_matrix(int32_t m, const int32_t *off, int noff, double diag, int step, int mod, double div,
+                        spmv_matrix_t **A64, spmv_matrix_t **A32)
+{
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)noff * m * sizeof *col);
+    double *val = malloc((size_t)noff * m * sizeof *val);
+    float *valf = malloc((size_t)noff * m * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        for (int k = 0; k < noff; k++)
+            if (i + off[k] >= 0 && i + off[k] < m) {
+                col[nnz] = i + off[k];
+                val[nnz] = off[k] == 0 ? diag : -1.0 + (double)((step * i + k) % mod) / div;
+                valf[nnz] = (float)val[nnz];
+                nnz++;
+            }
+        ptr[i + 1] = nnz;
+    }
+    cr_assert_eq(spmv_matrix_create_csr(A64, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_create_csr(A32, m, m, nnz, ptr, col, valf, SPMV_F32, 0, 0), SPMV_STATUS_SUCCESS);
+    free(ptr), free(col), free(val), free(valf);
+}
+
 /* tile's band batch kernel (a stencil: all tiles band, so band batches of 4, or 2 with tile_band_batch), and its
  * plain kernel (tile_inflight 1: no band tiles), f64 and f32, deferred COO automatic and on, with split tile rows
  * (tile_balance 2). */
@@ -207,43 +233,25 @@ Test(SUITE, tile_band_batches, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     const int32_t m = 24 * 16 * 16 + 9, ny = 16 * 20; /* an edge tile row; neighbours +-1, +-16, +-ny */
-    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(7 * (size_t)m * sizeof *col);
-    double *val = malloc(7 * (size_t)m * sizeof *val);
-    float *valf = malloc(7 * (size_t)m * sizeof *valf);
-    cr_assert(ptr && col && val && valf);
-    int32_t nnz = 0;
-    ptr[0] = 0;
-    for (int32_t i = 0; i < m; i++) {
-        const int32_t cs[7] = {i - ny, i - 16, i - 1, i, i + 1, i + 16, i + ny};
-        for (int k = 0; k < 7; k++)
-            if (cs[k] >= 0 && cs[k] < m) {
-                col[nnz] = cs[k];
-                val[nnz] = k == 3 ? 6.0 : -1.0 + (double)((i + k) % 5) / 16;
-                valf[nnz] = (float)val[nnz];
-                nnz++;
-            }
-        ptr[i + 1] = nnz;
-    }
+    const int32_t off[7] = {-ny, -16, -1, 0, 1, 16, ny};
+    spmv_matrix_t *As[2];
+    band_matrix(m, off, 7, 6.0, 1, 5, 16, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
-                                            p ? SPMV_F32 : SPMV_F64, 0, 0),
-                     SPMV_STATUS_SUCCESS);
+        spmv_matrix_t *A = As[p];
         for (int v = 0; v < 8; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_inflight = v == 3 ? 1 : 0;
             o.tile_band_batch = v == 4 || v == 6 ? 2 : 0;
             o.tile_band_tasks = v >= 5 ? 3 : 0; /* K tasks per warp: 385 tasks, the last warp ragged */
-            if (v == 7) o.tile_balance = 2, o.tile_band_tasks = 8; /* split rows' carries; 8 records a load */
             o.tile_deferred_coo = v == 1 ? 1 : 0;
             o.tile_balance = v == 2 ? 2 : 0;
+            if (v == 7) o.tile_balance = 2, o.tile_band_tasks = 8; /* split rows' carries; 8 records a load */
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);
             cr_assert(r >= 0, "stencil7 variant %d: %s", v, spmv_last_error(ctx));
         }
         spmv_matrix_destroy(A);
     }
-    free(ptr), free(col), free(val), free(valf);
     spmv_context_destroy(ctx);
 }
 
@@ -255,29 +263,11 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     const int32_t m = 16 * 30 + 7;
-    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc(13 * (size_t)m * sizeof *col);
-    double *val = malloc(13 * (size_t)m * sizeof *val);
-    float *valf = malloc(13 * (size_t)m * sizeof *valf);
-    cr_assert(ptr && col && val && valf);
-    int32_t nnz = 0;
-    ptr[0] = 0;
-    for (int32_t i = 0; i < m; i++) {
-        const int32_t cs[13] = {i - 34, i - 33, i - 32, i - 3, i - 2, i - 1, i, i + 1, i + 2, i + 3, i + 32, i + 33,
-                                i + 34};
-        for (int k = 0; k < 13; k++)
-            if (cs[k] >= 0 && cs[k] < m) {
-                col[nnz] = cs[k];
-                val[nnz] = k == 6 ? 20.0 : -1.0 + (double)((3 * i + k) % 7) / 8;
-                valf[nnz] = (float)val[nnz];
-                nnz++;
-            }
-        ptr[i + 1] = nnz;
-    }
+    const int32_t off[13] = {-34, -33, -32, -3, -2, -1, 0, 1, 2, 3, 32, 33, 34};
+    spmv_matrix_t *As[2];
+    band_matrix(m, off, 13, 20.0, 3, 7, 8, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (void *)valf : (void *)val,
-                                            p ? SPMV_F32 : SPMV_F64, 0, 0),
-                     SPMV_STATUS_SUCCESS);
+        spmv_matrix_t *A = As[p];
         for (int v = 0; v < 3; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
@@ -288,7 +278,6 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
         }
         spmv_matrix_destroy(A);
     }
-    free(ptr), free(col), free(val), free(valf);
     spmv_context_destroy(ctx);
 }
 
@@ -297,21 +286,12 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
 Test(SUITE, tile_band_long_tasks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    const int32_t m = 16 * 16 * 40 + 5, nj = 41;
-    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)nj * m * sizeof *col);
-    double *val = malloc((size_t)nj * m * sizeof *val);
-    cr_assert(ptr && col && val);
-    int32_t nnz = 0;
-    ptr[0] = 0;
-    for (int32_t i = 0; i < m; i++) {
-        for (int j = -20; j <= 20; j++) {
-            const int32_t c = i + 16 * j;
-            if (c >= 0 && c < m) col[nnz] = c, val[nnz] = j == 0 ? 50.0 : -1.0 + (double)((i + j) % 7) / 8, nnz++;
-        }
-        ptr[i + 1] = nnz;
-    }
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    const int32_t m = 16 * 16 * 40 + 5;
+    int32_t off[41];
+    for (int j = -20; j <= 20; j++) off[j + 20] = 16 * j;
+    spmv_matrix_t *A = NULL, *A32 = NULL;
+    band_matrix(m, off, 41, 50.0, 1, 7, 8, &A, &A32);
+    spmv_matrix_destroy(A32);
     for (int v = 0; v < 3; v++) {
         spmv_plan_options_t o;
         spmv_plan_options_init(&o);
@@ -323,7 +303,6 @@ Test(SUITE, tile_band_long_tasks, .timeout = 600)
         cr_assert(r >= 0, "shifted identities variant %d: %s", v, spmv_last_error(ctx));
     }
     spmv_matrix_destroy(A);
-    free(ptr), free(col), free(val);
     spmv_context_destroy(ctx);
 }
 

@@ -11,6 +11,7 @@
  *   (e) the plan info statistics.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,59 +554,28 @@ Test(amf_csr, bad_options_rejected)
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:10", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
-    const int bad[] = {-1, 5, 1000};
-    for (int i = 0; i < 3; i++) {
-        spmv_plan_options_t opt = options(0, bad[i]);
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_fixed_fold") != NULL, "message: %s", spmv_last_error(ctx));
-    }
-    const int bad_lanes[] = {-2, 1, 3, 128};
-    for (int i = 0; i < 4; i++) {
-        spmv_plan_options_t opt = options(0, 0);
-        opt.amf_lanes = bad_lanes[i];
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_lanes") != NULL, "message: %s", spmv_last_error(ctx));
-    }
-    const int bad_waves[] = {-1, 65};
-    for (int i = 0; i < 2; i++) {
-        spmv_plan_options_t opt = options(0, 0);
-        opt.amf_waves = bad_waves[i];
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_waves") != NULL, "message: %s", spmv_last_error(ctx));
-    }
-    const int bad_min_blocks[] = {-1, 2, 5};
-    for (int i = 0; i < 3; i++) {
-        spmv_plan_options_t opt = options(0, 0);
-        opt.amf_min_blocks = bad_min_blocks[i];
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_min_blocks") != NULL, "message: %s", spmv_last_error(ctx));
-    }
-    const int bad_values[] = {-1, 4};
-    for (int i = 0; i < 2; i++) {
-        spmv_plan_options_t opt = options(0, 0);
-        opt.amf_values = bad_values[i];
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_values") != NULL, "message: %s", spmv_last_error(ctx));
-    }
-    const int bad_resident[] = {-1, 9};
-    for (int i = 0; i < 2; i++) {
-        spmv_plan_options_t opt = options(0, 0);
-        opt.amf_resident = bad_resident[i];
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT);
-        cr_assert_null(plan);
-        cr_assert(strstr(spmv_last_error(ctx), "amf_resident") != NULL, "message: %s", spmv_last_error(ctx));
-    }
+    static const struct {
+        const char *name;
+        size_t offset;
+        int bad[4], count;
+    } cases[] = {
+        {"amf_fixed_fold", offsetof(spmv_plan_options_t, amf_fixed_fold), {-1, 5, 1000}, 3},
+        {"amf_lanes", offsetof(spmv_plan_options_t, amf_lanes), {-2, 1, 3, 128}, 4},
+        {"amf_waves", offsetof(spmv_plan_options_t, amf_waves), {-1, 65}, 2},
+        {"amf_min_blocks", offsetof(spmv_plan_options_t, amf_min_blocks), {-1, 2, 5}, 3},
+        {"amf_values", offsetof(spmv_plan_options_t, amf_values), {-1, 4}, 2},
+        {"amf_resident", offsetof(spmv_plan_options_t, amf_resident), {-1, 9}, 2},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
+            spmv_plan_options_t opt = options(0, 0);
+            *(int *)(void *)((char *)&opt + cases[c].offset) = cases[c].bad[i];
+            spmv_plan_t *plan = NULL;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_INVALID_ARGUMENT,
+                         "%s = %d", cases[c].name, cases[c].bad[i]);
+            cr_assert_null(plan);
+            cr_assert(strstr(spmv_last_error(ctx), cases[c].name) != NULL, "message: %s", spmv_last_error(ctx));
+        }
     /* a warp size the layout cannot take, through the builder */
     spmvport_format_data fd;
     spmv_plan_options_t opt = options(0, 0);
