@@ -257,6 +257,9 @@ typedef struct spmv_plan_options {
     int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
+    int hbp_prefetch;            /* 0 = automatic (on), 1 = on, 2 = off: each warp asks L2 for the entries of the
+                                  * trip after its next one (and of its next unit's first trip), so its loads
+                                  * wait for L2, not DRAM, with no register more (CUDA sm_90; elsewhere nothing) */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
@@ -283,7 +286,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[6];             /* zero; room for more options without breaking the ABI */
+    int reserved[5];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -132,7 +132,7 @@ Test(hbp, combine_atomics)
     corpus(SPMV_F32, &o);
 }
 
-/* 4 steps per trip (the default is 8): the same sums (the CPU executor walks the same entries) */
+/* 4 steps per trip (the default): the same sums (the CPU executor walks the same entries) */
 Test(hbp, steps4)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 0);
@@ -501,13 +501,37 @@ Test(hbp, stats_keys)
     spmv_context_destroy(ctx);
 }
 
+/* The L2 prefetch is a hint: on or off, the plan holds the same layout and the same sums; the stats say which. */
+Test(hbp, prefetch_option)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:12:16", SPMV_F64);
+    for (int pf = 0; pf <= 2; pf++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+        o.hbp_prefetch = pf;
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(stat(info.stats, "prefetch"), pf == 2 ? 0 : 1, "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_prefetch = 2;
+    corpus(SPMV_F64, &o);
+}
+
 Test(hbp, bad_options)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
     spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
-                                 options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
     bad[5].hbp_steps = 6;
+    bad[6].hbp_prefetch = 3;
+    bad[7].hbp_prefetch = -1;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,

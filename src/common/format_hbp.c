@@ -75,7 +75,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes, steps;
+    int W, combine, grouping, col_bytes, steps, prefetch;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -256,7 +256,12 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_steps != 0 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (8), 4 or 8", opt->hbp_steps);
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 4 or 8", opt->hbp_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_prefetch < 0 || opt->hbp_prefetch > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (on), 1 (on) or 2 (off)",
+                     opt->hbp_prefetch);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
@@ -269,6 +274,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
     B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    B->prefetch = opt->hbp_prefetch != 2;
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
            : B->C >= B->A->n        ? choose_block_rows(B)
@@ -1152,6 +1158,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_NBLOCKS] = B->NB;
     p[HBP_P_COL_BYTES] = B->col_bytes;
     p[HBP_P_STEPS] = B->steps;
+    p[HBP_P_PREFETCH] = B->prefetch;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1161,13 +1168,13 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
-                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d",
+                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
-                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps);
+                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch);
     return hand_over(B, fd, msg, msglen);
 }
 

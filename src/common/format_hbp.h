@@ -65,7 +65,8 @@ enum {
     HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
     HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
-    HBP_P_STEPS = 12       /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
+    HBP_P_STEPS = 12,      /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
+    HBP_P_PREFETCH = 13    /* 1: the kernel prefetches the trip after next into L2; 0: it does not */
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */

@@ -45,6 +45,8 @@ struct hbp_args {
     T *y;
     T alpha, beta;
     int combine;
+    int prefetch; /* params[HBP_P_PREFETCH] */
+    long long nnz;
 };
 
 template <typename T>
@@ -124,6 +126,19 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, i
     }
 }
 
+/* Lane 0 asks L2 for the entries [from, from + S W) (at most one trip's, clipped to the arrays), the trip after
+ * the one whose loads were just issued: when the warp loads them a trip later they come from L2, not DRAM, so a
+ * trip waits for about an L2 round trip, as if the lane had two trips of loads in flight but without their
+ * registers. What lies past the unit's end is the next units' (another warp's, soon): no waste. */
+template <int W, int S, typename T, typename Col>
+PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, long long from, int lane)
+{
+    if (!a.prefetch || lane != 0 || from >= a.nnz) return;
+    const long long n = a.nnz - from < (long long)S * W ? a.nnz - from : (long long)S * W;
+    port_prefetch_l2(static_cast<const Col *>(a.col) + from, (size_t)n * sizeof(Col));
+    port_prefetch_l2(a.val + from, (size_t)n * sizeof(T));
+}
+
 /* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
  * of a unit in order, S steps per trip (8 or 4), and the trips of the warp's units form one software pipeline: a
  * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
@@ -149,6 +164,8 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     Col c[S];
     T v[S];
     hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, lane); /* this unit's second trip */
+    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, lane);     /* the next unit's first */
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
     for (;;) {
@@ -163,6 +180,7 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (more) { /* the unit's next trip */
             step += S;
             hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+            hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + (long long)(step + S) * W : p, lane);
         } else {
             u += warps;
             if (u < end) { /* the first trip of the warp's next unit */
@@ -173,7 +191,11 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 p = h.p0;
                 step = 0;
                 hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
-                if (u + warps < end) ln = hbp_load_lane<W>(a, hn, lane);
+                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, lane);
+                if (u + warps < end) {
+                    hbp_prefetch<W, S, T, Col>(a, hn.p0, lane);
+                    ln = hbp_load_lane<W>(a, hn, lane);
+                }
                 if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
             }
         }
@@ -277,6 +299,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
     if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
+    if (prm[HBP_P_PREFETCH] != 0 && prm[HBP_P_PREFETCH] != 1) return "hbp: prefetch must be 0 or 1";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
@@ -317,6 +340,8 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.alpha = alpha;
         a.beta = beta;
         a.combine = combine;
+        a.prefetch = prm[HBP_P_PREFETCH] != 0;
+        a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
         const int fixed = hbp_fixed_per_cta(ntasks, grid);
