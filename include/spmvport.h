@@ -260,6 +260,8 @@ typedef struct spmv_plan_options {
     int hbp_prefetch;            /* 0 = automatic (on), 1 = on, 2 = off: each warp asks L2 for the entries of the
                                   * trip after its next one (and of its next unit's first trip), so its loads
                                   * wait for L2, not DRAM, with no register more (CUDA sm_90; elsewhere nothing) */
+    int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
+                                  * whole trips of its warp (S W entries) and a tail that joins the warp groups */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
@@ -286,7 +288,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[5];             /* zero; room for more options without breaking the ABI */
+    int reserved[4];             /* zero; room for more options without breaking the ABI */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

@@ -75,7 +75,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes, steps, prefetch;
+    int W, combine, grouping, col_bytes, steps, prefetch, split_tails;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -259,6 +259,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 4 or 8", opt->hbp_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_tails < 0 || opt->hbp_tails > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_tails = %d; expected 0 (split), 1 (split) or 2 (kept)",
+                     opt->hbp_tails);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_prefetch < 0 || opt->hbp_prefetch > 2) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (on), 1 (on) or 2 (off)",
                      opt->hbp_prefetch);
@@ -275,6 +280,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->grouping = opt->hbp_grouping;
     B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
     B->prefetch = opt->hbp_prefetch != 2;
+    B->split_tails = opt->hbp_tails != 2;
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
            : B->C >= B->A->n        ? choose_block_rows(B)
@@ -291,6 +297,20 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
 /* ===========================================================================================================
  * Pass 1: count segments per row and per column block (one histogram per row chunk), checking the input
  * ========================================================================================================= */
+
+/* The first piece of a run of `left` entries of one row in one column block (count_segments and
+ * scatter_segments cut alike): pieces of HBP_MAX_SEG; then, with split_tails, a rest longer than one trip of a
+ * long unit (S W entries, which divides HBP_MAX_SEG) is cut into its whole trips and a tail of fewer than
+ * HBP_LONG_WARPS W entries. The long unit so has no trip with idle lanes, and the tail, a short segment, joins a
+ * warp group of like lengths (kron:20:16: 62.7K long units of 3.65 trips each, ~0.65 of them a partial one). */
+static int32_t first_piece(const hbp_build *B, int32_t left)
+{
+    const int32_t trip = B->steps * B->W;
+    if (left > HBP_MAX_SEG) return HBP_MAX_SEG;
+    if (B->split_tails && left > trip && left % trip != 0 && left % trip < HBP_LONG_WARPS * B->W)
+        return left - left % trip;
+    return left;
+}
 
 static int32_t chunk_first_row(const hbp_build *B, int q) { return (int32_t)((int64_t)B->A->m * q / B->nchunks); }
 
@@ -345,22 +365,26 @@ static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
     for (int q = 0; q < chunks; q++) {
         int32_t *hist = B->hist + (size_t)q * B->ncb;
         for (int32_t r = chunk_first_row(B, q); r < chunk_first_row(B, q + 1); r++) {
-            int32_t nseg = 0, prev = -1, cb_prev = -1, run = 0;
-            for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
-                int32_t c = A->col_idx[k];
-                if (c <= prev || c >= A->n) {
-                    bad = 1;
-                    break;
+            int32_t nseg = 0, prev = -1, k = A->row_ptr[r], end = A->row_ptr[r + 1];
+            while (k < end && !bad) {
+                /* the run [k, e) of the row in one column block, its columns checked */
+                int32_t e = k, cb = -1;
+                for (; e < end; e++) {
+                    int32_t c = A->col_idx[e];
+                    if (c <= prev || c >= A->n) {
+                        bad = 1;
+                        break;
+                    }
+                    if (e > k && c / B->C != cb) break;
+                    cb = c / B->C;
+                    prev = c;
                 }
-                prev = c;
-                int32_t cb = c / B->C;
-                if (cb != cb_prev || run == HBP_MAX_SEG) { /* the same cut as scatter_segments */
+                if (bad) break;
+                for (int32_t left = e - k; left > 0; left -= first_piece(B, left)) { /* as scatter_segments */
                     nseg++;
                     hist[cb]++;
-                    cb_prev = cb;
-                    run = 0;
                 }
-                run++;
+                k = e;
             }
             B->row_nseg[r] = nseg;
         }
@@ -472,7 +496,8 @@ static spmv_status_t scatter_segments(hbp_build *B, char *msg, size_t msglen)
             while (k < end) {
                 int32_t cb = A->col_idx[k] / B->C, e = k + 1;
                 int64_t limit = (int64_t)(cb + 1) * B->C - 1;
-                while (e < end && A->col_idx[e] <= limit && e - k < HBP_MAX_SEG) e++;
+                while (e < end && A->col_idx[e] <= limit) e++;
+                e = k + first_piece(B, e - k); /* as count_segments */
                 int32_t pos = next[cb]++;
                 B->seg_row[pos] = r;
                 B->seg_start[pos] = k;
@@ -1143,6 +1168,20 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
 
     double std_before, std_after;
     warp_std(B, &std_before, &std_after);
+    /* the kernel's trips (each waits for a memory round trip): a group's longest lane, a long unit's W-strided
+     * steps, S steps per trip */
+    int64_t trips = 0;
+    {
+        const int32_t *us = B->out[HBP_A_UNIT_SLOT];
+        const uint16_t *sl = B->out[HBP_A_SEG_LEN];
+        for (int32_t u = 0; u < B->nunits; u++) {
+            int32_t most = 0;
+            for (int32_t s = us[u]; s < us[u + 1]; s++)
+                if (sl[s] > most) most = sl[s];
+            if (us[u + 1] - us[u] == 1) most = (most + B->W - 1) / B->W;
+            trips += (most + B->steps - 1) / B->steps;
+        }
+    }
 
     int64_t *p = fd->params;
     p[HBP_P_BLOCK_ROWS] = B->R;
@@ -1159,6 +1198,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_COL_BYTES] = B->col_bytes;
     p[HBP_P_STEPS] = B->steps;
     p[HBP_P_PREFETCH] = B->prefetch;
+    p[HBP_P_SPLIT_TAILS] = B->split_tails;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1168,13 +1208,15 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
-                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d",
+                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
+                 "tails=%d;trips=%lld",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
-                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch);
+                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
+                 B->split_tails, (long long)trips);
     return hand_over(B, fd, msg, msglen);
 }
 

@@ -66,7 +66,8 @@ enum {
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
     HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
     HBP_P_STEPS = 12,      /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
-    HBP_P_PREFETCH = 13    /* 1: the kernel prefetches the trip after next into L2; 0: it does not */
+    HBP_P_PREFETCH = 13,   /* 1: the kernel prefetches the trip after next into L2; 0: it does not */
+    HBP_P_SPLIT_TAILS = 14 /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
