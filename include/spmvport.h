@@ -257,9 +257,9 @@ typedef struct spmv_plan_options {
     int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
-    int hbp_prefetch;            /* 0 = automatic (on), 1 = on, 2 = off: each warp asks L2 for the entries of the
-                                  * trip after its next one (and of its next unit's first trip), so its loads
-                                  * wait for L2, not DRAM, with no register more (CUDA sm_90; elsewhere nothing) */
+    int hbp_prefetch;            /* trips of entries a warp asks L2 for beyond those it loads: 0 = automatic (1),
+                                  * 1 .. 4, -1 = none. Its loads then wait for L2, not DRAM, with no register
+                                  * more (CUDA sm_90; elsewhere nothing) */
     int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
                                   * whole trips of its warp (S W entries) and a tail that joins the warp groups */
     /* SPMV_FORMAT_AMF_CSR */

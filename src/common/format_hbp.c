@@ -44,6 +44,7 @@
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
 #define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
+#define HBP_DEFAULT_PREFETCH 1           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -264,9 +265,9 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_tails);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->hbp_prefetch < 0 || opt->hbp_prefetch > 2) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (on), 1 (on) or 2 (off)",
-                     opt->hbp_prefetch);
+    if (opt->hbp_prefetch < -1 || opt->hbp_prefetch > HBP_MAX_PREFETCH) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (%d trips), 1 .. %d trips or -1 (none)",
+                     opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
@@ -279,7 +280,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
     B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
-    B->prefetch = opt->hbp_prefetch != 2;
+    B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
     B->split_tails = opt->hbp_tails != 2;
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows

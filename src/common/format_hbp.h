@@ -66,7 +66,7 @@ enum {
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
     HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
     HBP_P_STEPS = 12,      /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
-    HBP_P_PREFETCH = 13,   /* 1: the kernel prefetches the trip after next into L2; 0: it does not */
+    HBP_P_PREFETCH = 13,   /* trips (0 .. HBP_MAX_PREFETCH) a warp prefetches into L2 beyond the trip it loads */
     HBP_P_SPLIT_TAILS = 14 /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
 };
 
@@ -80,6 +80,7 @@ enum {
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one
                                dense row is spread over several warps (and segment lengths fit 16 bits) */
+#define HBP_MAX_PREFETCH 4  /* most trips of prefetch ahead (options.hbp_prefetch) */
 #define HBP_COMBINE_PARTIALS 1
 #define HBP_COMBINE_ATOMICS 2
 

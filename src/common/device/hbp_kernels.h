@@ -45,7 +45,7 @@ struct hbp_args {
     T *y;
     T alpha, beta;
     int combine;
-    int prefetch; /* params[HBP_P_PREFETCH] */
+    int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
     long long nnz;
 };
 
@@ -126,15 +126,17 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, i
     }
 }
 
-/* Lane 0 asks L2 for the entries [from, from + S W) (at most one trip's, clipped to the arrays), the trip after
- * the one whose loads were just issued: when the warp loads them a trip later they come from L2, not DRAM, so a
- * trip waits for about an L2 round trip, as if the lane had two trips of loads in flight but without their
- * registers. What lies past the unit's end is the next units' (another warp's, soon): no waste. */
+/* Lane 0 asks L2 for the entries [from, from + trips S W) (clipped to the arrays). Called with the entries past
+ * the trip whose loads were just issued: when the warp loads them a trip (or more) later they come from L2, not
+ * DRAM, as if the lane had 1 + prefetch trips of loads in flight but without their registers. A trip moves at
+ * most S W entries and its entries follow the previous trip's, so windows taken every trip leave no gap. What
+ * lies past the unit's end is the next units' (other warps', soon): no waste. */
 template <int W, int S, typename T, typename Col>
-PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, long long from, int lane)
+PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, long long from, int trips, int lane)
 {
-    if (!a.prefetch || lane != 0 || from >= a.nnz) return;
-    const long long n = a.nnz - from < (long long)S * W ? a.nnz - from : (long long)S * W;
+    if (lane != 0 || trips <= 0 || from >= a.nnz) return;
+    const long long want = (long long)trips * S * W;
+    const long long n = a.nnz - from < want ? a.nnz - from : want;
     port_prefetch_l2(static_cast<const Col *>(a.col) + from, (size_t)n * sizeof(Col));
     port_prefetch_l2(a.val + from, (size_t)n * sizeof(T));
 }
@@ -164,8 +166,11 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     Col c[S];
     T v[S];
     hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
-    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, lane); /* this unit's second trip */
-    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, lane);     /* the next unit's first */
+    /* prefetch: this unit's trips after the first, then every trip the one `prefetch` trips beyond its loads;
+     * and at each unit's start the next unit's first trips */
+    const int pf = a.prefetch;
+    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, pf, lane);
+    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, pf, lane);
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
     for (;;) {
@@ -180,7 +185,8 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (more) { /* the unit's next trip */
             step += S;
             hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
-            hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + (long long)(step + S) * W : p, lane);
+            hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (long long)(step + S) * W : p) +
+                                              (long long)(pf - 1) * S * W, pf > 0 ? 1 : 0, lane);
         } else {
             u += warps;
             if (u < end) { /* the first trip of the warp's next unit */
@@ -191,9 +197,9 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 p = h.p0;
                 step = 0;
                 hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
-                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, lane);
+                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, pf, lane);
                 if (u + warps < end) {
-                    hbp_prefetch<W, S, T, Col>(a, hn.p0, lane);
+                    hbp_prefetch<W, S, T, Col>(a, hn.p0, pf, lane);
                     ln = hbp_load_lane<W>(a, hn, lane);
                 }
                 if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
@@ -299,7 +305,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
     if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
-    if (prm[HBP_P_PREFETCH] != 0 && prm[HBP_P_PREFETCH] != 1) return "hbp: prefetch must be 0 or 1";
+    if (prm[HBP_P_PREFETCH] < 0 || prm[HBP_P_PREFETCH] > HBP_MAX_PREFETCH) return "hbp: prefetch trips out of range";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
@@ -340,7 +346,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.alpha = alpha;
         a.beta = beta;
         a.combine = combine;
-        a.prefetch = prm[HBP_P_PREFETCH] != 0;
+        a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
