@@ -46,7 +46,7 @@ struct hbp_args {
     T alpha, beta;
     int combine;
     int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
-    long long nnz;
+    int nnz;
 };
 
 template <typename T>
@@ -132,11 +132,11 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, i
  * most S W entries and its entries follow the previous trip's, so windows taken every trip leave no gap. What
  * lies past the unit's end is the next units' (other warps', soon): no waste. */
 template <int W, int S, typename T, typename Col>
-PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, long long from, int trips, int lane)
+PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lane)
 {
-    if (lane != 0 || trips <= 0 || from >= a.nnz) return;
-    const long long want = (long long)trips * S * W;
-    const long long n = a.nnz - from < want ? a.nnz - from : want;
+    if (lane != 0 || trips <= 0 || from < 0 || from >= a.nnz) return; /* from < 0: past INT32_MAX, wrapped */
+    const int want = trips * S * W;
+    const int n = a.nnz - from < want ? a.nnz - from : want;
     port_prefetch_l2(static_cast<const Col *>(a.col) + from, (size_t)n * sizeof(Col));
     port_prefetch_l2(a.val + from, (size_t)n * sizeof(T));
 }
@@ -168,9 +168,8 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
     /* prefetch: this unit's trips after the first, then every trip the one `prefetch` trips beyond its loads;
      * and at each unit's start the next unit's first trips */
-    const int pf = a.prefetch;
-    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, pf, lane);
-    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, pf, lane);
+    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
+    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
     for (;;) {
@@ -185,8 +184,8 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (more) { /* the unit's next trip */
             step += S;
             hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
-            hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (long long)(step + S) * W : p) +
-                                              (long long)(pf - 1) * S * W, pf > 0 ? 1 : 0, lane);
+            hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (step + S) * W : p) + (a.prefetch - 1) * S * W,
+                                       a.prefetch > 0 ? 1 : 0, lane);
         } else {
             u += warps;
             if (u < end) { /* the first trip of the warp's next unit */
@@ -197,9 +196,9 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 p = h.p0;
                 step = 0;
                 hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
-                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, pf, lane);
+                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
                 if (u + warps < end) {
-                    hbp_prefetch<W, S, T, Col>(a, hn.p0, pf, lane);
+                    hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
                     ln = hbp_load_lane<W>(a, hn, lane);
                 }
                 if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
