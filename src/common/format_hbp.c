@@ -4,9 +4,10 @@
  * docs/formats/hbp.md.
  *
  * Passes (each parallel with OpenMP where it pays; all deterministic):
- *   0. width   the column-block width from the matrix's density (one pass over the columns);
- *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block), checking
- *              the input;
+ *   0. width   the column-block width from the matrix's density (one pass over the columns); with one column
+ *              block, the block height (the hash grouping's scope) from the trips it saves on sample rows;
+ *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block, a long run's
+ *              tail cut off its whole trips: first_piece), checking the input;
  *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
  *              stay ascending inside each block) with each segment's output destination;
  *   3. blocks  find the non-empty blocks (runs of one row block inside one column block);
@@ -696,7 +697,7 @@ static int32_t choose_block_rows(const hbp_build *B)
         return 0;
     }
     int64_t trips[HBP_ROWS_CANDIDATES] = {0};
-    int32_t windows = (int32_t)((A->m + HBP_ROWS_WINDOW - 1) / HBP_ROWS_WINDOW);
+    int32_t windows = (int32_t)(((int64_t)A->m + HBP_ROWS_WINDOW - 1) / HBP_ROWS_WINDOW);
     int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
     for (int k = 0; k < HBP_ROWS_CANDIDATES; k++) {
         const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;

@@ -6,7 +6,8 @@
  * describes the layout in full; in short:
  *
  *   The matrix is cut into blocks of block_rows x block_cols. A row segment is the part of one row inside one
- *   block, cut every HBP_MAX_SEG entries (empty segments are not stored). Inside a block the short segments are
+ *   block, cut every HBP_MAX_SEG entries, the last piece of a long one into whole warp trips and a short tail
+ *   (empty segments are not stored). Inside a block the short segments are
  *   put in the order of the nonlinear hash of their length and cut into warp groups of W segments (one lane
  *   each, entries stored column-major: the first entries of the group's rows, then the second ones, ...); each
  *   long segment is a unit of its own that the whole warp strides over. Units of the same column block are
