@@ -59,7 +59,7 @@ extern "C" {
 #endif
 
 #define SPMVPORT_VERSION_MAJOR 0
-#define SPMVPORT_VERSION_MINOR 1
+#define SPMVPORT_VERSION_MINOR 2
 #define SPMVPORT_VERSION_PATCH 0
 
 /* ----------------------------------------------------------------------------------------------------
@@ -252,7 +252,8 @@ typedef struct spmv_plan_options {
                                   * 48 registers instead of 40 on sm_90, 40 resident warps per SM instead of 48),
                                   * 1 = on, -1 = off (one entry at a time) */
     /* SPMV_FORMAT_HBP */
-    int hbp_block_rows;          /* rows per block; 0 = 512 (the paper's) */
+    int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
+                                  * 512 .. 8192, doubled while that saves 5% of the warp groups' trips (graphs) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
@@ -260,6 +261,11 @@ typedef struct spmv_plan_options {
     int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
+    int hbp_prefetch;            /* trips of entries a warp asks L2 for beyond those it loads: 0 = automatic (1),
+                                  * 1 .. 4, -1 = none. Its loads then wait for L2, not DRAM, with no register
+                                  * more (CUDA sm_90; elsewhere nothing) */
+    int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
+                                  * whole trips of its warp (S W entries) and a tail that joins the warp groups */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
@@ -306,7 +312,8 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[1];             /* zero; room for more options without breaking the ABI */
+    int reserved[15];            /* zero; room for more options without breaking the ABI (48 ints in all since
+                                  * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

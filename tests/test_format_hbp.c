@@ -132,7 +132,7 @@ Test(hbp, combine_atomics)
     corpus(SPMV_F32, &o);
 }
 
-/* 4 steps per trip (the default is 8): the same sums (the CPU executor walks the same entries) */
+/* 4 steps per trip (the default): the same sums (the CPU executor walks the same entries) */
 Test(hbp, steps4)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 0);
@@ -294,12 +294,17 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     c.row_direct = calloc((size_t)A->m + 1, sizeof(int32_t));
     cr_assert(c.row_of && c.row_nseg && c.part_row && c.hits && c.part_hits && c.row_direct);
     const int32_t C = (int32_t)prm[HBP_P_BLOCK_COLS];
+    const int32_t trip = (int32_t)prm[HBP_P_STEPS] * fd->warp_size; /* a long unit's entries per trip */
     for (int32_t r = 0; r < A->m; r++)
-        for (int32_t k = A->row_ptr[r], run = 0; k < A->row_ptr[r + 1]; k++, run++) {
-            c.row_of[k] = r;
-            if (k == A->row_ptr[r] || A->col_idx[k] / C != A->col_idx[k - 1] / C || run == HBP_MAX_SEG) {
-                c.row_nseg[r]++; /* a new segment: another column block, or HBP_MAX_SEG entries of this one */
-                run = 0;
+        for (int32_t k = A->row_ptr[r], e; k < A->row_ptr[r + 1]; k = e) {
+            /* a run of the row in one column block: pieces of HBP_MAX_SEG, then (split tails) the rest as whole
+             * trips plus a tail of fewer than 4 W entries, else the rest whole */
+            for (e = k; e < A->row_ptr[r + 1] && A->col_idx[e] / C == A->col_idx[k] / C; e++) c.row_of[e] = r;
+            for (int32_t left = e - k; left > 0; c.row_nseg[r]++) {
+                int32_t tail = left % trip;
+                left -= left > HBP_MAX_SEG ? HBP_MAX_SEG
+                        : prm[HBP_P_SPLIT_TAILS] && left > trip && tail > 0 && tail < 4 * fd->warp_size ? left - tail
+                                                                                                      : left;
             }
         }
 
@@ -362,6 +367,15 @@ Test(hbp_layout, odd_blocks_atomics_sort)
 {
     spmv_plan_options_t o = options(0, 37, 61, 2, 1);
     layouts(32, SPMV_F32, &o);
+    layouts(64, SPMV_F32, &o);
+}
+Test(hbp_layout, tails_kept_steps8)
+{
+    spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+    o.hbp_tails = 2;
+    layouts(32, SPMV_F64, &o);
+    o.hbp_tails = 0;
+    o.hbp_steps = 8;
     layouts(64, SPMV_F32, &o);
 }
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
@@ -478,7 +492,8 @@ Test(hbp, stats_keys)
                 cr_assert(!isnan(stat(info.stats, keys[k])), "key %s missing from \"%s\"", keys[k], info.stats);
         cr_assert(strstr(info.stats, grouping ? "grouping=sort" : "grouping=hash"), "%s", info.stats);
         cr_assert(strstr(info.stats, "combine="), "%s", info.stats);
-        cr_assert_eq(stat(info.stats, "block_rows"), 512);
+        /* one column block on a power-law graph: the grouping's scope grows past 512 rows (fewer group trips) */
+        cr_assert(stat(info.stats, "block_rows") >= 1024 && stat(info.stats, "block_rows") <= 8192, "%s", info.stats);
         /* a random graph: any cut of its rows costs more than it saves, so one column block */
         cr_assert_eq(stat(info.stats, "block_cols"), 16384, "%s", info.stats);
         cr_assert_eq(stat(info.stats, "col_blocks"), 1, "%s", info.stats);
@@ -494,9 +509,44 @@ Test(hbp, stats_keys)
     spmv_plan_info_t info;
     spmv_plan_get_info(plan, &info);
     cr_assert_eq(stat(info.stats, "block_cols"), 8192, "f32 on 48 KiB: at least 8192 columns, free to stay narrow");
+    cr_assert_eq(stat(info.stats, "block_rows"), 512, "like rows: a taller scope saves no trip: %s", info.stats);
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
+}
+
+/* The L2 prefetch is a hint: with any distance or none, the plan holds the same layout and the same sums; the
+ * stats say how many trips ahead. */
+Test(hbp, prefetch_option)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:12:16", SPMV_F64);
+    for (int pf = -1; pf <= 4; pf++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+        o.hbp_prefetch = pf;
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(stat(info.stats, "prefetch"), pf == 0 ? 1 : pf < 0 ? 0 : pf, "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_prefetch = -1;
+    corpus(SPMV_F64, &o);
+}
+
+/* Long runs kept whole (hbp_tails = 2, the former cut): the same sums; the layout check follows the option. */
+Test(hbp, tails_kept)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_tails = 2;
+    corpus(SPMV_F64, &o);
+    o = options(64, 0, 0, 0, 0);
+    o.hbp_tails = 2;
+    o.hbp_steps = 8;
+    corpus(SPMV_F32, &o);
 }
 
 Test(hbp, bad_options)
@@ -504,8 +554,12 @@ Test(hbp, bad_options)
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
     spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
-                                 options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
     bad[5].hbp_steps = 6;
+    bad[6].hbp_prefetch = 5;
+    bad[7].hbp_prefetch = -2;
+    bad[8].hbp_tails = 3;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
@@ -615,7 +669,7 @@ Test(hbp, hash_parameters)
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = generate("kron:12:16", SPMV_F64);
     for (int w = 32; w <= 64; w *= 2) {
-        spmv_plan_options_t o = options(w, 0, 0, 0, 0);
+        spmv_plan_options_t o = options(w, 512, 0, 0, 0);
         spmv_plan_t *plan = plan_of(ctx, A, &o);
         spmv_plan_info_t info;
         spmv_plan_get_info(plan, &info);

@@ -4,9 +4,10 @@
  * docs/formats/hbp.md.
  *
  * Passes (each parallel with OpenMP where it pays; all deterministic):
- *   0. width   the column-block width from the matrix's density (one pass over the columns);
- *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block), checking
- *              the input;
+ *   0. width   the column-block width from the matrix's density (one pass over the columns); with one column
+ *              block, the block height (the hash grouping's scope) from the trips it saves on sample rows;
+ *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block, a long run's
+ *              tail cut off its whole trips: first_piece), checking the input;
  *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
  *              stay ascending inside each block) with each segment's output destination;
  *   3. blocks  find the non-empty blocks (runs of one row block inside one column block);
@@ -44,6 +45,7 @@
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
 #define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
+#define HBP_DEFAULT_PREFETCH 1           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -75,7 +77,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes, steps;
+    int W, combine, grouping, col_bytes, steps, prefetch, split_tails;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -231,6 +233,8 @@ static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, 
     return (int32_t)sms * (int32_t)per_sm;
 }
 
+static int32_t choose_block_rows(const hbp_build *B);
+
 static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev,
                                    char *msg, size_t msglen)
 {
@@ -239,7 +243,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_block_rows < 0) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_block_rows = %d; expected 0 (512) or a positive count",
+        spmvport_msg(msg, msglen, "hbp: options.hbp_block_rows = %d; expected 0 (automatic) or a positive count",
                      opt->hbp_block_rows);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -254,7 +258,17 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_steps != 0 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (8), 4 or 8", opt->hbp_steps);
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 4 or 8", opt->hbp_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_tails < 0 || opt->hbp_tails > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_tails = %d; expected 0 (split), 1 (split) or 2 (kept)",
+                     opt->hbp_tails);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_prefetch < -1 || opt->hbp_prefetch > HBP_MAX_PREFETCH) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (%d trips), 1 .. %d trips or -1 (none)",
+                     opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
@@ -262,12 +276,21 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_grouping);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows : HBP_DEFAULT_BLOCK_ROWS;
     B->C = opt->hbp_block_cols > 0 ? opt->hbp_block_cols
                                    : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
     B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
+    B->split_tails = opt->hbp_tails != 2;
+    /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
+    B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
+           : B->C >= B->A->n        ? choose_block_rows(B)
+                                    : HBP_DEFAULT_BLOCK_ROWS;
+    if (B->R == 0) {
+        spmvport_msg(msg, msglen, "hbp: out of memory choosing the block height");
+        return SPMV_STATUS_OUT_OF_MEMORY;
+    }
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
     return SPMV_STATUS_SUCCESS;
@@ -276,6 +299,20 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
 /* ===========================================================================================================
  * Pass 1: count segments per row and per column block (one histogram per row chunk), checking the input
  * ========================================================================================================= */
+
+/* The first piece of a run of `left` entries of one row in one column block (count_segments and
+ * scatter_segments cut alike): pieces of HBP_MAX_SEG; then, with split_tails, a rest longer than one trip of a
+ * long unit (S W entries, which divides HBP_MAX_SEG) is cut into its whole trips and a tail of fewer than
+ * HBP_LONG_WARPS W entries. The long unit so has no trip with idle lanes, and the tail, a short segment, joins a
+ * warp group of like lengths (kron:20:16: 62.7K long units of 3.65 trips each, ~0.65 of them a partial one). */
+static int32_t first_piece(const hbp_build *B, int32_t left)
+{
+    const int32_t trip = B->steps * B->W;
+    if (left > HBP_MAX_SEG) return HBP_MAX_SEG;
+    if (B->split_tails && left > trip && left % trip != 0 && left % trip < HBP_LONG_WARPS * B->W)
+        return left - left % trip;
+    return left;
+}
 
 static int32_t chunk_first_row(const hbp_build *B, int q) { return (int32_t)((int64_t)B->A->m * q / B->nchunks); }
 
@@ -330,22 +367,26 @@ static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
     for (int q = 0; q < chunks; q++) {
         int32_t *hist = B->hist + (size_t)q * B->ncb;
         for (int32_t r = chunk_first_row(B, q); r < chunk_first_row(B, q + 1); r++) {
-            int32_t nseg = 0, prev = -1, cb_prev = -1, run = 0;
-            for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
-                int32_t c = A->col_idx[k];
-                if (c <= prev || c >= A->n) {
-                    bad = 1;
-                    break;
+            int32_t nseg = 0, prev = -1, k = A->row_ptr[r], end = A->row_ptr[r + 1];
+            while (k < end && !bad) {
+                /* the run [k, e) of the row in one column block, its columns checked */
+                int32_t e = k, cb = -1;
+                for (; e < end; e++) {
+                    int32_t c = A->col_idx[e];
+                    if (c <= prev || c >= A->n) {
+                        bad = 1;
+                        break;
+                    }
+                    if (e > k && c / B->C != cb) break;
+                    cb = c / B->C;
+                    prev = c;
                 }
-                prev = c;
-                int32_t cb = c / B->C;
-                if (cb != cb_prev || run == HBP_MAX_SEG) { /* the same cut as scatter_segments */
+                if (bad) break;
+                for (int32_t left = e - k; left > 0; left -= first_piece(B, left)) { /* as scatter_segments */
                     nseg++;
                     hist[cb]++;
-                    cb_prev = cb;
-                    run = 0;
                 }
-                run++;
+                k = e;
             }
             B->row_nseg[r] = nseg;
         }
@@ -457,7 +498,8 @@ static spmv_status_t scatter_segments(hbp_build *B, char *msg, size_t msglen)
             while (k < end) {
                 int32_t cb = A->col_idx[k] / B->C, e = k + 1;
                 int64_t limit = (int64_t)(cb + 1) * B->C - 1;
-                while (e < end && A->col_idx[e] <= limit && e - k < HBP_MAX_SEG) e++;
+                while (e < end && A->col_idx[e] <= limit) e++;
+                e = k + first_piece(B, e - k); /* as count_segments */
                 int32_t pos = next[cb]++;
                 B->seg_row[pos] = r;
                 B->seg_start[pos] = k;
@@ -534,31 +576,142 @@ static spmv_status_t find_blocks(hbp_build *B, char *msg, size_t msglen)
  * height (about four bins per warp group of a full block), t_long from a and W.
  * ========================================================================================================= */
 
+/* The aggregation shift a from a histogram of lengths: past[a] = lengths with len >> a past the top bucket. */
+static int hash_shift(const int64_t past[HBP_MAX_A + 1], int64_t samples)
+{
+    /* the smallest shift that keeps all but 5% of the lengths inside the top bucket */
+    int a = 0;
+    while (a < HBP_MAX_A && past[a] * 20 > samples) a++;
+    return a;
+}
+
+/* b, c, d and t_long for shift a, block height R and warp size W. */
+static hbp_hash hash_for(int a, int32_t R, int W)
+{
+    hbp_hash h;
+    h.a = a;
+    int64_t bins = (4 * (int64_t)R + (int64_t)W * (HBP_TOP_BUCKET + 1) - 1) / ((int64_t)W * (HBP_TOP_BUCKET + 1));
+    h.b = 1;
+    h.log2b = 0;
+    while (h.b < bins && h.b < HBP_MAX_BINS_PER_BUCKET) {
+        h.b *= 2;
+        h.log2b++;
+    }
+    h.c = h.a > h.log2b ? h.a - h.log2b : 0;
+    h.d = h.b * (HBP_TOP_BUCKET + 1);
+    /* past the top bucket, and past HBP_LONG_WARPS W entries: a warp group of longer rows would keep its warp for
+     * thousands of entries, the tail of the competitive part; warp-strided they finish in a few trips */
+    int32_t top = (HBP_TOP_BUCKET + 1) << h.a;
+    if (top > HBP_LONG_WARPS * W) top = HBP_LONG_WARPS * W;
+    h.t_long = top > W ? top : W;
+    return h;
+}
+
 static void sample_hash(hbp_build *B)
 {
-    hbp_hash *h = &B->h;
     int32_t stride = B->S > HBP_SAMPLE ? B->S / HBP_SAMPLE : 1;
     int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
     for (int64_t s = 0; s < B->S; s += stride, samples++)
         for (int a = 0; a <= HBP_MAX_A; a++)
             if ((B->seg_len[s] >> a) > HBP_TOP_BUCKET) past[a]++;
-    /* the smallest shift that keeps all but 5% of the lengths inside the top bucket */
-    h->a = 0;
-    while (h->a < HBP_MAX_A && past[h->a] * 20 > samples) h->a++;
-    int64_t bins = (4 * (int64_t)B->R + (int64_t)B->W * (HBP_TOP_BUCKET + 1) - 1) / ((int64_t)B->W * (HBP_TOP_BUCKET + 1));
-    h->b = 1;
-    h->log2b = 0;
-    while (h->b < bins && h->b < HBP_MAX_BINS_PER_BUCKET) {
-        h->b *= 2;
-        h->log2b++;
+    B->h = hash_for(hash_shift(past, samples), B->R, B->W);
+}
+
+/* ===========================================================================================================
+ * The default block height. With one column block a block is only the scope of the hash grouping, and a warp
+ * group's trips are its longest lane's: a scope of 512 rows on a power-law graph (kron) holds ~290 short rows
+ * for 72 bins, so a group mixes bins and keeps ~44% of its lanes busy. Taller scopes fill the bins, but spread a
+ * group's rows (and their x and y) wider, which costs locality on banded matrices where grouping gains nothing.
+ * So the builder counts the groups' trips (sum over groups of ceil(longest lane / S)) on sample windows of the
+ * rows for each candidate height, and doubles the height from 512 while that saves 5% of them (kron:20:16:
+ * 65.4K, 49.8K, 40.2K, 36.2K, 34.5K sampled trips for 512 .. 8192 rows -> 4096; circuit:5000000 30.4K -> 29.6K
+ * and stencil, FEM, uniform: no gain -> 512).
+ * ========================================================================================================= */
+
+#define HBP_ROWS_CANDIDATES 5            /* 512, 1024, ..., 8192 */
+#define HBP_ROWS_WINDOW 8192             /* rows per sample window (the tallest candidate) */
+#define HBP_ROWS_WINDOWS 64              /* sample windows, spread evenly over the rows */
+#define HBP_ROWS_GAIN 0.95               /* doubling the scope must save 5% of the sampled trips */
+
+/* Length of row r's one segment when it is short (< t_long), else -1 (long, or empty: not grouped). */
+static int32_t short_len(const spmv_matrix_t *A, int32_t r, int32_t t_long)
+{
+    int32_t len = A->row_ptr[r + 1] - A->row_ptr[r];
+    return len > 0 && len < t_long ? len : -1;
+}
+
+/* Group trips of rows [r0, r1) hashed in blocks of R rows (the kernel's: ceil(longest lane / steps) per group).
+ * lens: scratch of R ints; start: of d ints. */
+static int64_t window_trips(const hbp_build *B, const hbp_hash *h, int32_t r0, int32_t r1, int32_t R,
+                            int32_t *lens, int32_t *start)
+{
+    int64_t trips = 0;
+    for (int32_t b0 = r0; b0 < r1; b0 = r1 - b0 > R ? b0 + R : r1) {
+        int32_t b1 = r1 - b0 > R ? b0 + R : r1, n = 0;
+        memset(start, 0, (size_t)h->d * sizeof *start);
+        for (int32_t r = b0; r < b1; r++) {
+            int32_t len = short_len(B->A, r, h->t_long);
+            if (len >= 0) start[hbp_hash_key(len, h)]++;
+        }
+        for (int k = 0; k < h->d; k++) {
+            int32_t c = start[k];
+            start[k] = n;
+            n += c;
+        }
+        for (int32_t r = b0; r < b1; r++) {
+            int32_t len = short_len(B->A, r, h->t_long);
+            if (len >= 0) lens[start[hbp_hash_key(len, h)]++] = len;
+        }
+        for (int32_t g = 0; g < n; g += B->W) {
+            int32_t most = 0;
+            for (int32_t i = g; i < g + B->W && i < n; i++)
+                if (lens[i] > most) most = lens[i];
+            trips += (most + B->steps - 1) / B->steps;
+        }
     }
-    h->c = h->a > h->log2b ? h->a - h->log2b : 0;
-    h->d = h->b * (HBP_TOP_BUCKET + 1);
-    /* past the top bucket, and past HBP_LONG_WARPS W entries: a warp group of longer rows would keep its warp for
-     * thousands of entries, the tail of the competitive part; warp-strided they finish in a few trips */
-    int32_t top = (HBP_TOP_BUCKET + 1) << h->a;
-    if (top > HBP_LONG_WARPS * B->W) top = HBP_LONG_WARPS * B->W;
-    h->t_long = top > B->W ? top : B->W;
+    return trips;
+}
+
+/* The block height for one column block and no hbp_block_rows: see above. Returns 0 when out of memory. */
+static int32_t choose_block_rows(const hbp_build *B)
+{
+    const spmv_matrix_t *A = B->A;
+    if (A->m <= HBP_DEFAULT_BLOCK_ROWS) return HBP_DEFAULT_BLOCK_ROWS;
+    /* the shift a from the rows' lengths, sampled as sample_hash samples the segments */
+    int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1;
+    int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
+    for (int32_t r = 0; r < A->m; r += stride) {
+        int32_t len = A->row_ptr[r + 1] - A->row_ptr[r];
+        if (len == 0) continue;
+        if (len > HBP_MAX_SEG) len = HBP_MAX_SEG;
+        samples++;
+        for (int a = 0; a <= HBP_MAX_A; a++)
+            if ((len >> a) > HBP_TOP_BUCKET) past[a]++;
+    }
+    const int a = hash_shift(past, samples);
+    int32_t *lens = spmvport_malloc_array(HBP_ROWS_WINDOW, sizeof(int32_t));
+    int32_t *start = spmvport_malloc_array(HBP_MAX_BINS + 1, sizeof(int32_t));
+    if (!lens || !start) {
+        free(lens);
+        free(start);
+        return 0;
+    }
+    int64_t trips[HBP_ROWS_CANDIDATES] = {0};
+    int32_t windows = (int32_t)(((int64_t)A->m + HBP_ROWS_WINDOW - 1) / HBP_ROWS_WINDOW);
+    int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
+    for (int k = 0; k < HBP_ROWS_CANDIDATES; k++) {
+        const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
+        const hbp_hash h = hash_for(a, R, B->W);
+        for (int32_t w = 0; w < windows; w += wstep) {
+            int64_t r0 = (int64_t)w * HBP_ROWS_WINDOW, r1 = r0 + HBP_ROWS_WINDOW < A->m ? r0 + HBP_ROWS_WINDOW : A->m;
+            trips[k] += window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, lens, start);
+        }
+    }
+    free(lens);
+    free(start);
+    int k = 0;
+    while (k + 1 < HBP_ROWS_CANDIDATES && (double)trips[k + 1] < HBP_ROWS_GAIN * (double)trips[k]) k++;
+    return HBP_DEFAULT_BLOCK_ROWS << k;
 }
 
 /* ===========================================================================================================
@@ -1017,6 +1170,20 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
 
     double std_before, std_after;
     warp_std(B, &std_before, &std_after);
+    /* the kernel's trips (each waits for a memory round trip): a group's longest lane, a long unit's W-strided
+     * steps, S steps per trip */
+    int64_t trips = 0;
+    {
+        const int32_t *us = B->out[HBP_A_UNIT_SLOT];
+        const uint16_t *sl = B->out[HBP_A_SEG_LEN];
+        for (int32_t u = 0; u < B->nunits; u++) {
+            int32_t most = 0;
+            for (int32_t s = us[u]; s < us[u + 1]; s++)
+                if (sl[s] > most) most = sl[s];
+            if (us[u + 1] - us[u] == 1) most = (most + B->W - 1) / B->W;
+            trips += (most + B->steps - 1) / B->steps;
+        }
+    }
 
     int64_t *p = fd->params;
     p[HBP_P_BLOCK_ROWS] = B->R;
@@ -1032,6 +1199,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_NBLOCKS] = B->NB;
     p[HBP_P_COL_BYTES] = B->col_bytes;
     p[HBP_P_STEPS] = B->steps;
+    p[HBP_P_PREFETCH] = B->prefetch;
+    p[HBP_P_SPLIT_TAILS] = B->split_tails;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1041,13 +1210,15 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
-                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d",
+                 "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
+                 "tails=%d;trips=%lld",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
-                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps);
+                 A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
+                 B->split_tails, (long long)trips);
     return hand_over(B, fd, msg, msglen);
 }
 

@@ -6,7 +6,8 @@
  * describes the layout in full; in short:
  *
  *   The matrix is cut into blocks of block_rows x block_cols. A row segment is the part of one row inside one
- *   block, cut every HBP_MAX_SEG entries (empty segments are not stored). Inside a block the short segments are
+ *   block, cut every HBP_MAX_SEG entries, the last piece of a long one into whole warp trips and a short tail
+ *   (empty segments are not stored). Inside a block the short segments are
  *   put in the order of the nonlinear hash of their length and cut into warp groups of W segments (one lane
  *   each, entries stored column-major: the first entries of the group's rows, then the second ones, ...); each
  *   long segment is a unit of its own that the whole warp strides over. Units of the same column block are
@@ -65,7 +66,9 @@ enum {
     HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
     HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
-    HBP_P_STEPS = 12       /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
+    HBP_P_STEPS = 12,      /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
+    HBP_P_PREFETCH = 13,   /* trips (0 .. HBP_MAX_PREFETCH) a warp prefetches into L2 beyond the trip it loads */
+    HBP_P_SPLIT_TAILS = 14 /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
 };
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
@@ -78,6 +81,7 @@ enum {
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one
                                dense row is spread over several warps (and segment lengths fit 16 bits) */
+#define HBP_MAX_PREFETCH 4  /* most trips of prefetch ahead (options.hbp_prefetch) */
 #define HBP_COMBINE_PARTIALS 1
 #define HBP_COMBINE_ATOMICS 2
 

@@ -13,7 +13,8 @@
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
  *                        both S steps per trip (8 or 4, params[HBP_P_STEPS]), pipelined over the warp's units:
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
- *                          (products in step order: the same sums as one entry at a time, whatever S).
+ *                          (products in step order: the same sums as one entry at a time, whatever S);
+ *                          lane 0 asks L2 for the entries params[HBP_P_PREFETCH] trips beyond (a hint, sm_90).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -45,6 +46,8 @@ struct hbp_args {
     T *y;
     T alpha, beta;
     int combine;
+    int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
+    int nnz;
 };
 
 template <typename T>
@@ -124,6 +127,21 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, i
     }
 }
 
+/* Lane 0 asks L2 for the entries [from, from + trips S W) (clipped to the arrays). Called with the entries past
+ * the trip whose loads were just issued: when the warp loads them a trip (or more) later they come from L2, not
+ * DRAM, as if the lane had 1 + prefetch trips of loads in flight but without their registers. A trip moves at
+ * most S W entries and its entries follow the previous trip's, so windows taken every trip leave no gap. What
+ * lies past the unit's end is the next units' (other warps', soon): no waste. */
+template <int W, int S, typename T, typename Col>
+PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lane)
+{
+    if (lane != 0 || trips <= 0 || from < 0 || from >= a.nnz) return; /* from < 0: past INT32_MAX, wrapped */
+    const int want = trips * S * W;
+    const int n = a.nnz - from < want ? a.nnz - from : want;
+    port_prefetch_l2(static_cast<const Col *>(a.col) + from, (size_t)n * sizeof(Col));
+    port_prefetch_l2(a.val + from, (size_t)n * sizeof(T));
+}
+
 /* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
  * of a unit in order, S steps per trip (8 or 4), and the trips of the warp's units form one software pipeline: a
  * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
@@ -149,6 +167,10 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     Col c[S];
     T v[S];
     hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    /* prefetch: this unit's trips after the first, then every trip the one `prefetch` trips beyond its loads;
+     * and at each unit's start the next unit's first trips */
+    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
+    if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
     for (;;) {
@@ -163,6 +185,8 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (more) { /* the unit's next trip */
             step += S;
             hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+            hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (step + S) * W : p) + (a.prefetch - 1) * S * W,
+                                       a.prefetch > 0 ? 1 : 0, lane);
         } else {
             u += warps;
             if (u < end) { /* the first trip of the warp's next unit */
@@ -173,7 +197,11 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 p = h.p0;
                 step = 0;
                 hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
-                if (u + warps < end) ln = hbp_load_lane<W>(a, hn, lane);
+                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
+                if (u + warps < end) {
+                    hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
+                    ln = hbp_load_lane<W>(a, hn, lane);
+                }
                 if (u + 2 * warps < end) h2 = hbp_load_head(a, u + 2 * warps);
             }
         }
@@ -277,6 +305,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
     if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
+    if (prm[HBP_P_PREFETCH] < 0 || prm[HBP_P_PREFETCH] > HBP_MAX_PREFETCH) return "hbp: prefetch trips out of range";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
@@ -317,6 +346,8 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.alpha = alpha;
         a.beta = beta;
         a.combine = combine;
+        a.prefetch = (int)prm[HBP_P_PREFETCH];
+        a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
         const int fixed = hbp_fixed_per_cta(ntasks, grid);

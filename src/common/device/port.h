@@ -186,6 +186,20 @@ template <typename T> PORT_DEVICE T port_ld_stream(const T *p) { return __ldg(p)
 template <typename T> PORT_DEVICE T port_ld_stream(const T *p) { return __ldcs(p); }
 #endif
 
+/* A hint: bring [p, p + bytes) of global memory into L2 ahead of its loads, holding no register. CUDA sm_90 and
+ * later: one bulk prefetch of the 16-byte granules inside the range (so never past it); other targets: nothing. */
+PORT_DEVICE void port_prefetch_l2(const void *p, size_t bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const size_t g = __cvta_generic_to_global(p);
+    const size_t lo = (g + 15) & ~(size_t)15, hi = (g + bytes) & ~(size_t)15;
+    if (hi > lo) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lo), "r"((unsigned)(hi - lo)));
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 /* 16- and 8-byte vectors for coalesced loads: port_vec<T, N>::type (T in int, float, double). */
 template <typename T, int N> struct port_vec;
 template <> struct port_vec<int, 2> { typedef int2 type; };
