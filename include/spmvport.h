@@ -248,9 +248,8 @@ typedef struct spmv_plan_options {
                                   * (1: measured fastest on the H200). Above 1 the next task's records and
                                   * headers load during this task's payload: 1 memory round trip per task, not 4 */
     int tile_csr_steps;          /* CSR tiles' rows 8 entries at a time (their loads together) in the kernel without
-                                  * band tiles: 0 = automatic (when CSR tiles hold at least half the tiled non-zeros:
-                                  * 48 registers instead of 40 on sm_90, 40 resident warps per SM instead of 48),
-                                  * 1 = on, -1 = off (one entry at a time) */
+                                  * band tiles: 0 = off (measured slower on FEM blocks: 48 registers instead of
+                                  * 40 on sm_90, 40 resident warps per SM instead of 48), 1 = on, -1 = off */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
                                   * 512 .. 8192, doubled while that saves 5% of the warp groups' trips (graphs) */
@@ -261,9 +260,9 @@ typedef struct spmv_plan_options {
     int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
-    int hbp_prefetch;            /* trips of entries a warp asks L2 for beyond those it loads: 0 = automatic (1),
-                                  * 1 .. 4, -1 = none. Its loads then wait for L2, not DRAM, with no register
-                                  * more (CUDA sm_90; elsewhere nothing) */
+    int hbp_prefetch;            /* trips of entries a warp asks L2 for beyond those it loads: 0 = none (1 trip
+                                  * measured slower on every large matrix), 1 .. 4, -1 = none. Meant to make its
+                                  * loads wait for L2, not DRAM (CUDA sm_90; elsewhere nothing) */
     int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
                                   * whole trips of its warp (S W entries) and a tail that joins the warp groups */
     /* SPMV_FORMAT_AMF_CSR */

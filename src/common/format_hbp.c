@@ -45,7 +45,9 @@
 #define HBP_MAX_BINS (HBP_MAX_BINS_PER_BUCKET * (HBP_TOP_BUCKET + 1))
 #define HBP_MAX_CHUNKS 64                /* row chunks of the parallel counting sort */
 #define HBP_LONG_WARPS 4                 /* segments of 4 W entries or more are warp-strided */
-#define HBP_DEFAULT_PREFETCH 1           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h) */
+#define HBP_DEFAULT_PREFETCH 0           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h): none.
+                                          * H200 (run V): 1 trip made every matrix slower, kron:20:16 0.2789 ->
+                                          * 0.320 ms f64, circuit 0.2124 -> 0.2436, stencil 0.1312 -> 0.1466 */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -267,8 +269,8 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_prefetch < -1 || opt->hbp_prefetch > HBP_MAX_PREFETCH) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (%d trips), 1 .. %d trips or -1 (none)",
-                     opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
+        spmvport_msg(msg, msglen, "hbp: options.hbp_prefetch = %d; expected 0 (default: %d trips), 1 .. %d trips or -1 "
+                     "(none)", opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {

@@ -531,7 +531,7 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->tile_csr_steps < -1 || opt->tile_csr_steps > 1) {
-        spmvport_msg(msg, msglen, "tile: options.tile_csr_steps = %d; expected 0 (automatic), 1 or -1",
+        spmvport_msg(msg, msglen, "tile: options.tile_csr_steps = %d; expected 0 (default: off), 1 (on) or -1 (off)",
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -818,13 +818,10 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         while (k > 1 && SPMVPORT_TILE_TASK_FIELDS * k >= fd->warp_size) k--;
         p[SPMVPORT_TILE_P_BAND_TASKS] = cfg.band ? k : 1;
     }
-    /* CSR steps: only the kernel without band tiles and one tile in flight has them; automatic when CSR tiles hold
-     * at least half the tiled non-zeros (FEM blocks), since they cost that kernel 8 registers (resident warps) */
-    p[SPMVPORT_TILE_P_CSR_STEPS] =
-        !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 &&
-        (opt->tile_csr_steps == 1 ||
-         (opt->tile_csr_steps == 0 && z.hist_nnz[SPMVPORT_TILE_CSR] > 0 &&
-          2 * z.hist_nnz[SPMVPORT_TILE_CSR] >= (int64_t)fd->nnz - z.def_nnz));
+    /* CSR steps: only the kernel without band tiles and one tile in flight has them, and only when asked: on the
+     * H200 (run V) they made FEM blocks slower, fem3d:3:48 0.1345 -> 0.1459 ms f64, 0.0866 -> 0.0974 f32 (their 8
+     * registers cost more resident warps than the batched loads gained) */
+    p[SPMVPORT_TILE_P_CSR_STEPS] = !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && opt->tile_csr_steps == 1;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;
