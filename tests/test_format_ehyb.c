@@ -448,7 +448,8 @@ Test(ehyb, halo_and_split_options)
     spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
                                .shared_mem_per_block = 232448};
     static const struct { int halo, split, w; spmv_precision_t p; } vars[] = {
-        {-1, 1, 32, SPMV_F64}, {1, 8, 32, SPMV_F64}, {3, 32, 32, SPMV_F32}, {1, 16, 64, SPMV_F32}, {-1, 2, 64, SPMV_F64}};
+        {-1, 1, 32, SPMV_F64}, {1, 8, 32, SPMV_F64}, {3, 32, 32, SPMV_F32}, {1, 16, 64, SPMV_F32},
+        {-1, 2, 64, SPMV_F64}};
     for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
         support_case *cases;
         int n = support_edge_corpus(vars[v].p, &cases);

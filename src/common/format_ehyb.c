@@ -109,10 +109,10 @@ typedef struct {
 
 static void build_free(ehyb_build *b)
 {
-    void *owned[] = {b->part, b->halo_ptr, b->halo_v, b->halo, b->cnt_in, b->row_perm, b->col_perm, b->col_inv, b->part_ptr, b->seg_fits,
-                     b->ell_ptr, b->ell_len, b->near_len, b->er_len, b->rank_of, b->er_meta, b->pos_base, b->pos_stride,
-                     b->er_work, b->slice_er, b->ell_col, b->ell_val, b->er_val, b->partial, b->er_col, b->sync,
-                     b->value_map};
+    void *owned[] = {b->part, b->halo_ptr, b->halo_v, b->halo, b->cnt_in, b->row_perm, b->col_perm, b->col_inv,
+                     b->part_ptr, b->seg_fits, b->ell_ptr, b->ell_len, b->near_len, b->er_len, b->rank_of, b->er_meta,
+                     b->pos_base, b->pos_stride, b->er_work, b->slice_er, b->ell_col, b->ell_val, b->er_val,
+                     b->partial, b->er_col, b->sync, b->value_map};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++) free(owned[i]);
     memset(b, 0, sizeof *b);
 }
@@ -445,8 +445,10 @@ static int by_count_desc(const void *pa, const void *pb)
 /* Whether column vertex v is in part p's halo. */
 static int in_halo(const ehyb_build *b, int32_t p, int32_t v)
 {
+    const int32_t count = b->halo_ptr[p + 1] - b->halo_ptr[p];
+    if (count == 0) return 0; /* halo_v is NULL without halos: bsearch must not see it */
     const int32_t *h = b->halo_v + b->halo_ptr[p];
-    return bsearch(&v, h, (size_t)(b->halo_ptr[p + 1] - b->halo_ptr[p]), sizeof *h, by_int) != NULL;
+    return bsearch(&v, h, (size_t)count, sizeof *h, by_int) != NULL;
 }
 
 /* Part p's halo: the columns of other parts that p's rows use at least halo_min times, most used first while the
@@ -536,7 +538,8 @@ static spmv_status_t select_halos(ehyb_build *b, char *msg, size_t msglen)
     failed = failed || b->halo_v == NULL;
     for (int32_t p = 0; p < np && lists != NULL; p++) {
         if (!failed && lists[p] != NULL)
-            memcpy(b->halo_v + b->halo_ptr[p], lists[p], (size_t)(b->halo_ptr[p + 1] - b->halo_ptr[p]) * sizeof(int32_t));
+            memcpy(b->halo_v + b->halo_ptr[p], lists[p],
+                   (size_t)(b->halo_ptr[p + 1] - b->halo_ptr[p]) * sizeof(int32_t));
         free(lists[p]);
     }
     free(start); free(rows); free(own); free(lists);
@@ -1046,11 +1049,13 @@ static void write_stats(spmvport_format_data *fd, const ehyb_build *b)
     const double padding = ((double)b->ell_slots + b->er_slots - b->A->nnz) / nnz;
     const int64_t far = b->A->nnz - b->ell_nnz - b->near_nnz;
     spmvport_msg(fd->stats, sizeof fd->stats,
-                 "partitioner=%s;K=%lld;P=%d;small=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;ell_width_min=%d;ell_width_avg=%.2f;"
-                 "ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
+                 "partitioner=%s;K=%lld;P=%d;small=%d;parts=%d;seg_max=%d;seg_budget=%zu;slices=%d;"
+                 "ell_width_min=%d;ell_width_avg=%.2f;ell_width_max=%d;near_width_max=%d;ell_nnz_frac=%.4f;er_nnz_frac=%.4f;far_nnz_frac=%.4f;"
                  "far_rows=%d;long_rows=%d;chunks=%d;er_slices=%d;padding_ratio=%.4f;ordering=%s;seed=%d;batch=%d;"
-                 "halo=%d;halo_min=%d;split=%d;graph_ms=%.2f;metis_ms=%.2f;halo_ms=%.2f;reorder_ms=%.2f;convert_ms=%.2f",
-                 b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->small, b->nparts, b->seg_max, b->budget, b->nslices, b->width_min, width_avg,
+                 "halo=%d;halo_min=%d;split=%d;graph_ms=%.2f;metis_ms=%.2f;halo_ms=%.2f;reorder_ms=%.2f;"
+                 "convert_ms=%.2f",
+                 b->partitioner ? b->partitioner : "none", (long long)b->K, b->P, b->small, b->nparts, b->seg_max,
+                 b->budget, b->nslices, b->width_min, width_avg,
                  b->width_max, b->near_width_max, (double)b->ell_nnz / nnz, (double)(b->A->nnz - b->ell_nnz) / nnz,
                  (double)far / nnz, b->n_er, b->n_long, b->n_chunks, b->n_er_slices, padding,
                  b->plan_ordering ? "plan" : "user", b->seed, b->batch, b->halo_ptr[b->nparts], b->halo_min, b->split,

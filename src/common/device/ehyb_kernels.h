@@ -336,7 +336,8 @@ inline const char *ehyb_layout_problem(const spmvport_format_data *fd, int warp)
     if (prm[SPMVPORT_EHYB_P_BLOCK] != SPMVPORT_EHYB_BLOCK_THREADS) return "ehyb: block size differs from the kernel's";
     if (fd->m > 0 && prm[SPMVPORT_EHYB_P_PARTS] < 1) return "ehyb: no parts";
     if (prm[SPMVPORT_EHYB_P_BATCH] != 4 && prm[SPMVPORT_EHYB_P_BATCH] != 8) return "ehyb: batch not 4 or 8";
-    if (prm[SPMVPORT_EHYB_P_SEG_MAX] > SPMVPORT_EHYB_MAX_SEGMENT) return "ehyb: x segment longer than 16-bit columns reach";
+    if (prm[SPMVPORT_EHYB_P_SEG_MAX] > SPMVPORT_EHYB_MAX_SEGMENT)
+        return "ehyb: x segment longer than 16-bit columns reach";
     const int64_t split = prm[SPMVPORT_EHYB_P_SPLIT];
     if (split < 1 || split > SPMVPORT_EHYB_BLOCK_THREADS / warp || (split & (split - 1)) != 0)
         return "ehyb: split not a power of two up to the block's warps";
