@@ -4,7 +4,9 @@
  * The layout is described in format_amf_csr.h and docs/formats/amf_csr.md. The build, in passes:
  *   1. check the CSR and the options; count short rows (< AMF_LONG_MIN entries) and their entries;
  *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
- *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
+ *      (T_s = ceil(4.5 * mean short row length)) and the fold spans at most win_cap aligned windows (the power of
+ *      two >= ceil(T_s / AMF_BATCH); amf_fixed_fold = -1: no cap); a fixed fold count k folds k rows whatever
+ *      their length;
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
  *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
