@@ -266,7 +266,9 @@ typedef struct spmv_plan_options {
     int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
                                   * whole trips of its warp (S W entries) and a tail that joins the warp groups */
     /* SPMV_FORMAT_AMF_CSR */
-    int amf_fixed_fold;          /* 0 = adaptive folding; 1..4 = fold exactly this many rows (fixed baseline) */
+    int amf_fixed_fold;          /* 0 = adaptive folding (T_s and the window cap); -1 = adaptive by T_s alone, without
+                                  * the window cap (the rule until 0.2.x's fourth round); 1..4 = fold exactly this many
+                                  * rows (fixed baseline) */
     int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
                                   * 2, 4, .. 64 = this many for every sub-block (capped at W), to measure the model */
     int amf_waves;               /* 0 = 2; 1..64 = sub-blocks aim at this many waves of resident warps (fewer: longer

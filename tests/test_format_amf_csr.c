@@ -559,7 +559,7 @@ Test(amf_csr, bad_options_rejected)
         size_t offset;
         int bad[4], count;
     } cases[] = {
-        {"amf_fixed_fold", offsetof(spmv_plan_options_t, amf_fixed_fold), {-1, 5, 1000}, 3},
+        {"amf_fixed_fold", offsetof(spmv_plan_options_t, amf_fixed_fold), {-2, 5, 1000}, 3},
         {"amf_lanes", offsetof(spmv_plan_options_t, amf_lanes), {-2, 1, 3, 128}, 4},
         {"amf_waves", offsetof(spmv_plan_options_t, amf_waves), {-1, 65}, 2},
         {"amf_min_blocks", offsetof(spmv_plan_options_t, amf_min_blocks), {-1, 2, 5}, 3},
@@ -672,6 +672,43 @@ Test(amf_csr, adaptive_folding_shape)
     cr_assert_eq(fd.params[AMF_P_UNITS], 2000, "fixed fold 2");
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);
+}
+
+/* The window cap: an adaptive fold of several rows spans at most win_cap aligned windows, win_cap the power of two
+ * >= ceil(T_s / AMF_BATCH); amf_fixed_fold = -1 folds by T_s alone (win_cap 0), and both stay right. 7-point
+ * stencil: T_s = 32 (4 rows of 7 and slack), so 4-row folds at 3 offsets in 8 would span 5 windows. */
+Test(amf_csr, fold_window_cap)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:7:24", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    spmvport_format_data fd;
+    build_normal(&fd, A, 32, 0);
+    const int64_t t_s = fd.params[AMF_P_T_S];
+    int64_t cap = 1;
+    while (cap < (t_s + AMF_BATCH - 1) / AMF_BATCH) cap *= 2;
+    cr_assert_eq(cap, 4, "T_s = %lld", (long long)t_s);
+    cr_assert(strstr(fd.stats, ";win_cap=4") != NULL, "%s", fd.stats);
+    const int32_t *fold_row = fd.arrays[AMF_A_FOLD_ROW].data, *fold_ptr = fd.arrays[AMF_A_FOLD_PTR].data;
+    int32_t four_rows = 0;
+    for (int64_t u = 0; u < fd.params[AMF_P_UNITS]; u++) {
+        const int64_t b = fold_ptr[u], e = fold_ptr[u + 1];
+        if (fold_row[u + 1] - fold_row[u] > 1)
+            cr_assert_leq((e + AMF_BATCH - 1) / AMF_BATCH - b / AMF_BATCH, cap, "fold %lld", (long long)u);
+        four_rows += fold_row[u + 1] - fold_row[u] == 4;
+    }
+    cr_assert_gt(four_rows, fd.params[AMF_P_UNITS] * 2 / 3, "most folds keep 4 rows: %d of %lld", four_rows,
+                 (long long)fd.params[AMF_P_UNITS]);
+    const int64_t capped_units = fd.params[AMF_P_UNITS];
+    spmvport_format_data_free(&fd);
+    build_normal(&fd, A, 32, -1);
+    cr_assert(strstr(fd.stats, ";win_cap=0") != NULL && strstr(fd.stats, "fold=adaptive") != NULL, "%s", fd.stats);
+    cr_assert_eq(fd.params[AMF_P_T_S], t_s);
+    cr_assert_lt(fd.params[AMF_P_UNITS], capped_units, "without the cap, more 4-row folds");
+    cr_assert_lt(capped_units, fd.params[AMF_P_UNITS] * 11 / 10, "the cap adds few folds"); /* 7% here, 1% at 160 */
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+    corpus(32, SPMV_F64, -1);
+    corpus(64, SPMV_F32, -1);
 }
 
 /* ==================================================================================================== */
@@ -788,8 +825,13 @@ Test(amf_csr, plan_info_stats)
     spmv_plan_info_t info;
     spmv_plan_get_info(plan, &info);
     cr_assert_eq(info.format, SPMV_FORMAT_AMF_CSR);
-    const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks"};
-    for (int i = 0; i < 6; i++) stat_value(info.stats, keys[i]);
+    const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks", "win_cap"};
+    for (int i = 0; i < 7; i++) stat_value(info.stats, keys[i]);
+    /* slot_use <= window_use <= 1: entries over the slots of every round, over the slots of the folds' windows */
+    const char *su = strstr(info.stats, ";slot_use="), *wu = strstr(info.stats, ";window_use=");
+    cr_assert(su != NULL && wu != NULL, "%s", info.stats);
+    const double slot_use = atof(su + 10), window_use = atof(wu + 12);
+    cr_assert(slot_use > 0 && slot_use <= window_use && window_use <= 1.0, "%s", info.stats);
     cr_assert_eq(stat_value(info.stats, "long_rows"), 7, "%s", info.stats);
     cr_assert_eq(stat_value(info.stats, "T_s"), plan->fd.params[AMF_P_T_S], "%s", info.stats);
     cr_assert_eq(stat_value(info.stats, "T_l"), plan->fd.params[AMF_P_T_L], "%s", info.stats);

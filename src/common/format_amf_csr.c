@@ -4,7 +4,9 @@
  * The layout is described in format_amf_csr.h and docs/formats/amf_csr.md. The build, in passes:
  *   1. check the CSR and the options; count short rows (< AMF_LONG_MIN entries) and their entries;
  *   2. fold consecutive short rows, at most 4 per fold, while the fold's entries stay <= T_s
- *      (T_s = ceil(4.5 * mean short row length); a fixed fold count k folds k rows whatever their length);
+ *      (T_s = ceil(4.5 * mean short row length)) and the fold spans at most win_cap aligned windows (the power of
+ *      two >= ceil(T_s / AMF_BATCH); amf_fixed_fold = -1: no cap); a fixed fold count k folds k rows whatever
+ *      their length;
  *   3. group consecutive folds into sub-blocks (one warp each) while their entries stay <= T_l, with
  *      T_l = clamp(short entries / (waves * resident warps of the device), G * F, 16 * (W / 2) * F) (waves: 2 or
  *      options.amf_waves), F the average fold length and G the folds a warp runs side by side; lanes per fold
@@ -102,8 +104,9 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
         spmvport_msg(msg, msglen, "amf_csr: warp size %d is not a power of two in [2, 64]", w);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_fixed_fold < 0 || opt->amf_fixed_fold > AMF_MAX_FOLD) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_fixed_fold = %d; expected 0 (adaptive) or 1..%d",
+    if (opt->amf_fixed_fold < -1 || opt->amf_fixed_fold > AMF_MAX_FOLD) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_fixed_fold = %d; expected 0 (adaptive), -1 (adaptive "
+                     "without the window cap) or 1..%d",
                      opt->amf_fixed_fold, AMF_MAX_FOLD);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -162,6 +165,7 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
 typedef struct {
     int w, w_log2;           /* warp size */
     int fixed;               /* fixed fold count, 0: adaptive */
+    int64_t win_cap;         /* adaptive folds span at most this many aligned windows (0: no cap) */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int waves;               /* waves of resident warps the sub-blocks aim at */
     int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
@@ -181,7 +185,10 @@ static int unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int32_
     return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;
 }
 
-/* Fold rows into units (fold_row has room for m + 1). */
+/* Fold rows into units (fold_row has room for m + 1). An adaptive fold also stops before it would span more than
+ * win_cap aligned windows: win_cap is the power of two >= the windows of T_s entries, the lanes that load such a
+ * fold in one round; one window more (a fold of T_s entries at an unlucky offset: 7-point stencil, 28 entries,
+ * 5 windows for 3 offsets in 8) costs its whole step one more round at any power-of-two lane count. */
 static void fold_rows(amf_plan *p, const spmv_matrix_t *A, int32_t *fold_row, int32_t *fold_ptr)
 {
     const int cap = p->fixed > 0 ? p->fixed : AMF_MAX_FOLD;
@@ -198,7 +205,9 @@ static void fold_rows(amf_plan *p, const spmv_matrix_t *A, int32_t *fold_row, in
             continue;
         }
         while (r < A->m && r - start < cap && row_len(A, r) < AMF_LONG_MIN &&
-               (p->fixed > 0 || nz + row_len(A, r) <= p->t_s))
+               (p->fixed > 0 || (nz + row_len(A, r) <= p->t_s &&
+                                 (p->win_cap == 0 || (A->row_ptr[r + 1] + (int64_t)AMF_BATCH - 1) / AMF_BATCH -
+                                                             fold_ptr[u] / AMF_BATCH <= p->win_cap))))
             nz += row_len(A, r++);
         if (r - start > p->fold_max) p->fold_max = r - start;
         u++;
@@ -480,8 +489,38 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
 /* The builder                                                                                          */
 /* ==================================================================================================== */
 
+/* Slot utilisation of the short-row path, walked as the kernel walks it: per step, every lane of the warp runs
+ * as many rounds as the step's longest fold needs (at least one), each round one window of AMF_BATCH slots.
+ * *slot_use = short entries / slots of all rounds; *window_use = short entries / slots of the windows the folds
+ * span (the rest of those windows belongs to neighbouring folds: loaded, masked). 1 when there is nothing. */
+static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes,
+                       double *slot_use, double *window_use)
+{
+    int64_t rounds = 0, windows = 0, entries = 0; /* rounds x W x 8 < 2^63: windows <= nnz, rounds <= steps x nnz */
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : rounds, windows, entries) if (p->sub_blocks > 4096)
+    for (int32_t s = 0; s < p->sub_blocks; s++) {
+        const int32_t b = sub_unit[2 * s], e = sub_unit[2 * s + 1], side = p->w >> lanes[s];
+        const int64_t l = (int64_t)1 << lanes[s];
+        for (int32_t base = b; base < e; base += side) {
+            int64_t most = 1;
+            for (int32_t u = base; u < e && u < base + side; u++) {
+                const int64_t fw = fold_windows(fold_ptr, u);
+                windows += fw;
+                entries += fold_ptr[u + 1] - fold_ptr[u];
+                if ((fw + l - 1) / l > most) most = (fw + l - 1) / l;
+            }
+            rounds += most;
+        }
+    }
+    *slot_use = rounds > 0 ? (double)entries / ((double)rounds * p->w * AMF_BATCH) : 1.0;
+    *window_use = windows > 0 ? (double)entries / ((double)windows * AMF_BATCH) : 1.0;
+}
+
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
+    double slot_use, window_use;
+    slot_stats(p, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data, fd->arrays[AMF_A_SUB_LANES].data,
+               &slot_use, &window_use);
     char fold[16], mix[96] = "";
     if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
     else spmvport_msg(fold, sizeof fold, "adaptive");
@@ -496,13 +535,15 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     }
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
-                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d",
+                 "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
-                 p->parts > 0 ? p->resident : 0);
+                 p->parts > 0 ? p->resident : 0, slot_use, window_use,
+                 (long long)p->win_cap);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -536,7 +577,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     memset(&p, 0, sizeof p);
     p.w = fd->warp_size;
     p.w_log2 = log2_int(p.w);
-    p.fixed = opt->amf_fixed_fold;
+    const int no_cap = opt->amf_fixed_fold < 0; /* -1: adaptive folds without the window cap (round 3's rule) */
+    p.fixed = opt->amf_fixed_fold > 0 ? opt->amf_fixed_fold : 0;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
     /* an explicit amf_waves asks for T_l grouping, an explicit amf_resident for equal sub-blocks */
@@ -566,6 +608,10 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * matrices whose shorter boundary rows pull the mean under the interior length still fold 4 interior rows */
     p.t_s = p.fixed > 0 || short_rows == 0 ? 0 : (9 * short_nnz + 2 * short_rows - 1) / (2 * short_rows);
     if (p.fixed == 0 && p.t_s < 1) p.t_s = 1;
+    if (p.fixed == 0 && !no_cap) { /* the power of two >= ceil(T_s / AMF_BATCH) */
+        const int64_t need = (p.t_s + AMF_BATCH - 1) / AMF_BATCH;
+        for (p.win_cap = 1; p.win_cap < need;) p.win_cap *= 2;
+    }
 
     const int packed = !force_unpacked && A->n <= AMF_PACK_LIMIT;
     int32_t *fold_row, *fold_ptr, *sub_unit;
