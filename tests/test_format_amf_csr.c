@@ -54,12 +54,18 @@ static void build_direct(spmvport_format_data *fd, const spmv_matrix_t *A, int w
     cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
 }
 
+/* Build through spmvport_format_build with these options; the build must succeed. */
+static void build_with(spmvport_format_data *fd, const spmv_matrix_t *A, int w, const spmv_plan_options_t *opt)
+{
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_AMF_CSR, w, NULL, opt, msg, sizeof msg);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+}
+
 static void build_normal(spmvport_format_data *fd, const spmv_matrix_t *A, int w, int fixed)
 {
     spmv_plan_options_t opt = options(w, fixed);
-    char msg[SPMVPORT_MSG_LEN] = "";
-    spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_AMF_CSR, w, NULL, &opt, msg, sizeof msg);
-    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+    build_with(fd, A, w, &opt);
 }
 
 static double value_at(const spmv_matrix_t *A, const void *v, int64_t k)
@@ -373,9 +379,7 @@ Test(amf_csr, fixed_lanes)
             spmv_matrix_t *A = NULL;
             cr_assert_eq(spmv_matrix_generate(&A, "kron:10:8", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
             spmvport_format_data fd;
-            char msg[SPMVPORT_MSG_LEN] = "";
-            cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, w, NULL, &opt, msg, sizeof msg),
-                         SPMV_STATUS_SUCCESS, "%s", msg);
+            build_with(&fd, A, w, &opt);
             const int want = lanes[i] < w ? lanes[i] : w;
             const uint8_t *sl = fd.arrays[AMF_A_SUB_LANES].data;
             for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++)
@@ -398,10 +402,8 @@ Test(amf_csr, kernel_variant_options)
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "circuit:100000", prec, 5), SPMV_STATUS_SUCCESS);
         spmvport_format_data base;
-        char msg[SPMVPORT_MSG_LEN] = "";
         spmv_plan_options_t opt = options(32, 0);
-        cr_assert_eq(spmvport_format_build(&base, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_with(&base, A, 32, &opt);
         cr_assert_eq(base.params[AMF_P_MIN_BLOCKS], 3);
         cr_assert_eq(base.params[AMF_P_VALUES], prec == SPMV_F32 ? AMF_VALUES_GATHER : AMF_VALUES_AFTER);
         /* {amf_min_blocks, amf_values} -> {cap, values} in the params */
@@ -415,8 +417,7 @@ Test(amf_csr, kernel_variant_options)
             opt.amf_values = cases[i][1];
             support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, prec);
             spmvport_format_data fd;
-            cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
-                         SPMV_STATUS_SUCCESS, "%s", msg);
+            build_with(&fd, A, 32, &opt);
             cr_assert_eq(fd.params[AMF_P_MIN_BLOCKS], cases[i][2], "case %d", i);
             cr_assert_eq(fd.params[AMF_P_VALUES], cases[i][3], "case %d", i);
             cr_assert_eq(fd.params[AMF_P_SUB_BLOCKS], base.params[AMF_P_SUB_BLOCKS]);
@@ -445,9 +446,7 @@ Test(amf_csr, waves_option)
         opt.amf_waves = waves[i];
         support_check_corpus(ctx, SPMV_FORMAT_AMF_CSR, &opt, SPMV_F64);
         spmvport_format_data fd;
-        char msg[SPMVPORT_MSG_LEN] = "";
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_with(&fd, A, 32, &opt);
         const int64_t subs = fd.params[AMF_P_SUB_BLOCKS];
         if (prev >= 0) cr_assert_leq(subs, prev, "%d waves: %lld sub-blocks, more than %lld", waves[i], (long long)subs,
                                      (long long)prev);
@@ -477,9 +476,7 @@ Test(amf_csr, resident_option)
     for (int i = 0; i < 2; i++) {
         opt.warp_size = ws[i];
         spmvport_format_data fd;
-        char msg[SPMVPORT_MSG_LEN] = "";
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, ws[i], NULL, &opt, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_with(&fd, A, ws[i], &opt);
         const int64_t warps = 108 * 3 * (AMF_BLOCK / ws[i]), subs = fd.params[AMF_P_SUB_BLOCKS];
         cr_assert(strstr(fd.stats, ";resident=1") != NULL, "%s", fd.stats);
         cr_assert(subs <= warps && subs >= warps * 9 / 10, "W = %d: %lld sub-blocks for %lld warps", ws[i],
@@ -497,9 +494,7 @@ Test(amf_csr, resident_option)
     opt.amf_waves = 4;
     opt.warp_size = 32;
     spmvport_format_data fd2;
-    char msg2[SPMVPORT_MSG_LEN] = "";
-    cr_assert_eq(spmvport_format_build(&fd2, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg2, sizeof msg2),
-                 SPMV_STATUS_SUCCESS, "%s", msg2);
+    build_with(&fd2, A, 32, &opt);
     cr_assert(strstr(fd2.stats, ";resident=2") != NULL, "%s", fd2.stats);
     cr_assert(fd2.params[AMF_P_SUB_BLOCKS] <= 2 * 2592 && fd2.params[AMF_P_SUB_BLOCKS] >= 2 * 2592 * 9 / 10, "%lld",
               (long long)fd2.params[AMF_P_SUB_BLOCKS]);
@@ -513,9 +508,7 @@ Test(amf_csr, resident_option)
     cr_assert_eq(spmv_matrix_generate(&A, "uniform:2000:1100", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
     opt.warp_size = 32;
     spmvport_format_data fd;
-    char msg[SPMVPORT_MSG_LEN] = "";
-    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, 32, NULL, &opt, msg, sizeof msg),
-                 SPMV_STATUS_SUCCESS, "%s", msg);
+    build_with(&fd, A, 32, &opt);
     cr_assert(strstr(fd.stats, ";resident=0") != NULL, "%s", fd.stats);
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);

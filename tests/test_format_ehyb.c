@@ -358,21 +358,34 @@ static void plan_ordering(int w, spmv_precision_t p)
 Test(ehyb, plan_ordering_w32_f64) { plan_ordering(32, SPMV_F64); }
 Test(ehyb, plan_ordering_w64_f32) { plan_ordering(64, SPMV_F32); }
 
-/* Device figures other than the CPU defaults, through the builder: layouts, invariants and results. */
-static void device_variant(const spmv_device_info_t *dev, int w, spmv_precision_t p, int plan_ord)
+/* An H100's figures (132 multiprocessors, 227 KiB of shared memory per block with the opt-in). */
+static const spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
+                                        .shared_mem_per_block = 232448};
+
+/* The edge corpus built for device figures dev with options opt (warp size opt->warp_size): layouts, invariants
+ * and results (user ordering), and the plan's checks of the caller, if any. */
+static void corpus_on(const spmv_device_info_t *dev, spmv_precision_t p, const spmv_plan_options_t *opt,
+                      void (*also)(const spmvport_format_data *, const char *))
 {
     support_case *cases;
     int n = support_edge_corpus(p, &cases);
-    spmv_plan_options_t opt = options(w, plan_ord, 0);
     for (int i = 0; i < n; i++) {
         spmvport_format_data fd;
-        build(&fd, cases[i].A, w, dev, &opt);
+        build(&fd, cases[i].A, opt->warp_size, dev, opt);
         check_invariants(&fd, cases[i].A, cases[i].name);
-        if (!plan_ord) run_direct(&fd, cases[i].A, cases[i].name);
+        if (also != NULL) also(&fd, cases[i].name);
+        if (!opt->ehyb_plan_ordering) run_direct(&fd, cases[i].A, cases[i].name);
         check_invariants(&fd, cases[i].A, cases[i].name); /* counters back to zero after the calls */
         spmvport_format_data_free(&fd);
     }
     support_cases_free(cases, n);
+}
+
+/* Device figures other than the CPU defaults, through the builder. */
+static void device_variant(const spmv_device_info_t *dev, int w, spmv_precision_t p, int plan_ord)
+{
+    spmv_plan_options_t opt = options(w, plan_ord, 0);
+    corpus_on(dev, p, &opt, NULL);
 }
 
 Test(ehyb, device_tiny_shared_memory)
@@ -388,8 +401,6 @@ Test(ehyb, device_tiny_shared_memory)
 
 Test(ehyb, device_h100_and_mi250)
 {
-    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
-                               .shared_mem_per_block = 232448};
     spmv_device_info_t mi250 = {.backend = SPMV_BACKEND_HIP, .warp_size = 64, .multiprocessors = 110,
                                 .shared_mem_per_block = 65536};
     device_variant(&h100, 32, SPMV_F64, 0);
@@ -399,24 +410,12 @@ Test(ehyb, device_h100_and_mi250)
 /* options.ehyb_parts: few and many parts (past the rows of the small cases too) walk correctly */
 Test(ehyb, parts_option)
 {
-    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
-                               .shared_mem_per_block = 232448};
     static const int counts[] = {1, 3, 37};
-    support_case *cases;
-    int n = support_edge_corpus(SPMV_F64, &cases);
     for (int c = 0; c < 3; c++) {
         spmv_plan_options_t opt = options(32, 0, 0);
         opt.ehyb_parts = counts[c];
-        for (int i = 0; i < n; i++) {
-            spmvport_format_data fd;
-            build(&fd, cases[i].A, 32, &h100, &opt);
-            check_invariants(&fd, cases[i].A, cases[i].name);
-            run_direct(&fd, cases[i].A, cases[i].name);
-            check_invariants(&fd, cases[i].A, cases[i].name);
-            spmvport_format_data_free(&fd);
-        }
+        corpus_on(&h100, SPMV_F64, &opt, NULL);
     }
-    support_cases_free(cases, n);
 }
 
 /* The default batch: 4 for narrow f64 slices of a matrix that is not small, 8 for wide ones and for f32. A 2-SM
@@ -443,29 +442,27 @@ Test(ehyb, batch_from_width)
 
 /* options.ehyb_halo and ehyb_split: no halo, every column used once, a halo of columns used 3 times; one warp
  * per slice, 8 and the block's all (32 of 32 lanes, 16 of 64), on both warp sizes and precisions */
+static int expected_split, expected_no_halo;
+
+/* halo_and_split_options: the split asked for, and no halo entries when the halo is off */
+static void split_and_halo_as_asked(const spmvport_format_data *fd, const char *name)
+{
+    cr_assert_eq(fd->params[SPMVPORT_EHYB_P_SPLIT], expected_split, "%s", name);
+    if (expected_no_halo) cr_assert_eq(fd->params[SPMVPORT_EHYB_P_HALO], 0, "%s", name);
+}
+
 Test(ehyb, halo_and_split_options)
 {
-    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
-                               .shared_mem_per_block = 232448};
     static const struct { int halo, split, w; spmv_precision_t p; } vars[] = {
         {-1, 1, 32, SPMV_F64}, {1, 8, 32, SPMV_F64}, {3, 32, 32, SPMV_F32}, {1, 16, 64, SPMV_F32},
         {-1, 2, 64, SPMV_F64}};
     for (size_t v = 0; v < sizeof vars / sizeof vars[0]; v++) {
-        support_case *cases;
-        int n = support_edge_corpus(vars[v].p, &cases);
         spmv_plan_options_t opt = options(vars[v].w, 0, 0);
         opt.ehyb_halo = vars[v].halo;
         opt.ehyb_split = vars[v].split;
-        for (int i = 0; i < n; i++) {
-            spmvport_format_data fd;
-            build(&fd, cases[i].A, vars[v].w, &h100, &opt);
-            check_invariants(&fd, cases[i].A, cases[i].name);
-            cr_assert_eq(fd.params[SPMVPORT_EHYB_P_SPLIT], vars[v].split, "%s", cases[i].name);
-            if (vars[v].halo < 0) cr_assert_eq(fd.params[SPMVPORT_EHYB_P_HALO], 0, "%s", cases[i].name);
-            run_direct(&fd, cases[i].A, cases[i].name);
-            spmvport_format_data_free(&fd);
-        }
-        support_cases_free(cases, n);
+        expected_split = vars[v].split;
+        expected_no_halo = vars[v].halo < 0;
+        corpus_on(&h100, vars[v].p, &opt, split_and_halo_as_asked);
     }
 }
 
@@ -473,8 +470,6 @@ Test(ehyb, halo_and_split_options)
  * former 7 or 62), batch 8 in f64 too, several warps per slice */
 Test(ehyb, small_matrix_parts)
 {
-    spmv_device_info_t h100 = {.backend = SPMV_BACKEND_CUDA, .warp_size = 32, .multiprocessors = 132,
-                               .shared_mem_per_block = 232448};
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:7:20", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
     spmv_plan_options_t opt = options(32, 0, 0);
