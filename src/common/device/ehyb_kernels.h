@@ -344,6 +344,18 @@ inline const char *ehyb_layout_problem(const spmvport_format_data *fd, int warp)
     return NULL;
 }
 
+/* The kernel instantiation a plan runs: its batch B (4 or 8) and whether its slices are split. */
+template <typename T>
+using ehyb_kernel_ptr = void (*)(const ehyb_args<T>);
+
+template <int W, typename T>
+ehyb_kernel_ptr<T> ehyb_kernel_for(const spmvport_format_data *fd)
+{
+    const bool split = fd->params[SPMVPORT_EHYB_P_SPLIT] > 1;
+    if (fd->params[SPMVPORT_EHYB_P_BATCH] == 8) return split ? ehyb_kernel<W, T, 8, true> : ehyb_kernel<W, T, 8, false>;
+    return split ? ehyb_kernel<W, T, 4, true> : ehyb_kernel<W, T, 4, false>;
+}
+
 /* Dynamic shared memory of a launch: the staged x and its padding zero, and with a split the warps' partials. */
 inline size_t ehyb_smem_bytes(const spmvport_format_data *fd, size_t vsize)
 {
@@ -366,17 +378,8 @@ port_error_t ehyb_prepare(const spmvport_format_data *fd, int device)
     /* the limit plus the kernel's static shared memory (a few bytes) must stay within the opt-in amount; every
      * segment fits half of it (the builder's budget) */
     const int most = (int)(pr.shared_mem_per_block - SPMVPORT_EHYB_SMEM_RESERVE);
-    const bool split = fd->params[SPMVPORT_EHYB_P_SPLIT] > 1;
-    const bool b8 = fd->params[SPMVPORT_EHYB_P_BATCH] == 8;
-    if (fd->precision == SPMV_F32)
-        return b8 ? (split ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 8, true>, most)
-                           : port_set_max_dynamic_shared(ehyb_kernel<W, float, 8, false>, most))
-                  : (split ? port_set_max_dynamic_shared(ehyb_kernel<W, float, 4, true>, most)
-                           : port_set_max_dynamic_shared(ehyb_kernel<W, float, 4, false>, most));
-    return b8 ? (split ? port_set_max_dynamic_shared(ehyb_kernel<W, double, 8, true>, most)
-                       : port_set_max_dynamic_shared(ehyb_kernel<W, double, 8, false>, most))
-              : (split ? port_set_max_dynamic_shared(ehyb_kernel<W, double, 4, true>, most)
-                       : port_set_max_dynamic_shared(ehyb_kernel<W, double, 4, false>, most));
+    return fd->precision == SPMV_F32 ? port_set_max_dynamic_shared(ehyb_kernel_for<W, float>(fd), most)
+                                     : port_set_max_dynamic_shared(ehyb_kernel_for<W, double>(fd), most);
 }
 
 /* Host side: y = alpha*A*x + beta*y for an ehyb plan. Plan is the backend's device plan (fd + arrays[], the
@@ -414,14 +417,8 @@ void launch_ehyb(const Plan *p, double alpha, const void *x, double beta, void *
     a.beta = (T)beta;
     const size_t smem = ehyb_smem_bytes(fd, sizeof(T));
     /* above 48 KiB the launch relies on ehyb_prepare, done at upload */
-    const unsigned parts = (unsigned)prm[SPMVPORT_EHYB_P_PARTS];
-    if (prm[SPMVPORT_EHYB_P_BATCH] == 8) {
-        if (a.split > 1) PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 8, true>)(a);
-        else PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 8, false>)(a);
-    } else {
-        if (a.split > 1) PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 4, true>)(a);
-        else PORT_LAUNCH(parts, ehyb_block, smem, stream, ehyb_kernel<W, T, 4, false>)(a);
-    }
+    const ehyb_kernel_ptr<T> kernel = ehyb_kernel_for<W, T>(fd);
+    PORT_LAUNCH((unsigned)prm[SPMVPORT_EHYB_P_PARTS], ehyb_block, smem, stream, kernel)(a);
 }
 
 } /* namespace */
