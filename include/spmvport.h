@@ -250,6 +250,10 @@ typedef struct spmv_plan_options {
     int tile_csr_steps;          /* CSR tiles' rows 8 entries at a time (their loads together) in the kernel without
                                   * band tiles: 0 = off (measured slower on FEM blocks: 48 registers instead of
                                   * 40 on sm_90, 40 resident warps per SM instead of 48), 1 = on, -1 = off */
+    int tile_group_tasks;        /* a task (tile row) per 16 lanes instead of per warp, W / 16 tasks per warp, with
+                                  * one tile in flight and one task per warp: 0 = off (not yet measured), 1 = on,
+                                  * -1 = off. No butterfly; the task's record loads and y writes serve W / 16
+                                  * tile rows at once (fewer warp instructions per tile row) */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
                                   * 512 .. 8192, doubled while that saves 5% of the warp groups' trips (graphs) */
@@ -313,7 +317,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[15];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int reserved[14];            /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -98,12 +98,14 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
                     cr_assert(r >= 0, "%s: tile_inflight %d: %s", cases[i].name, L, spmv_last_error(ctx));
                 }
             }
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 8; v++) { /* v >= 4: a task per group of 16 lanes */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_inflight = 1;
             o.tile_csr_steps = v % 2 ? 1 : -1;
-            o.tile_variant = v < 2 ? 1 : 0;
+            o.tile_variant = v % 4 < 2 ? 1 : 0;
+            o.tile_group_tasks = v >= 4 ? 1 : 0;
+            o.tile_balance = v == 6 ? 2 : 0; /* split rows' carries from groups */
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: tile_csr_steps variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
@@ -241,15 +243,17 @@ Test(SUITE, tile_band_batches, .timeout = 600)
     band_matrix(m, off, 7, 6.0, 1, 5, 16, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = As[p];
-        for (int v = 0; v < 8; v++) {
+        for (int v = 0; v < 10; v++) { /* v >= 8: a task per group (385 tasks: the last warp's last group idle) */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
+            o.tile_group_tasks = v >= 8 ? 1 : 0;
             o.tile_inflight = v == 3 ? 1 : 0;
             o.tile_band_batch = v == 4 || v == 6 ? 2 : 0;
             o.tile_band_tasks = v >= 5 ? 3 : 0; /* K tasks per warp: 385 tasks, the last warp ragged */
             o.tile_deferred_coo = v == 1 ? 1 : 0;
             o.tile_balance = v == 2 ? 2 : 0;
             if (v == 7) o.tile_balance = 2, o.tile_band_tasks = 8; /* split rows' carries; 8 records a load */
+            if (v == 9) o.tile_balance = 2, o.tile_band_batch = 2;
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7", A, 1);
             cr_assert(r >= 0, "stencil7 variant %d: %s", v, spmv_last_error(ctx));
         }

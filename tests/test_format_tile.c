@@ -273,8 +273,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[11];
-    for (int i = 0; i < 11; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[13];
+    for (int i = 0; i < 13; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -286,7 +286,9 @@ Test(tile_variants, bad_options_rejected)
     bad[8].tile_band_tasks = -1;
     bad[9].tile_csr_steps = 2;
     bad[10].tile_csr_steps = -2;
-    for (int i = 0; i < 11; i++) {
+    bad[11].tile_group_tasks = 2;
+    bad[12].tile_group_tasks = -2;
+    for (int i = 0; i < 13; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -850,4 +852,39 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
+}
+
+/* A task per group of 16 lanes (tile_group_tasks): band batches (W = 32, 64), the tile-by-tile kernel with
+ * CSR steps and split rows, and its flag only where the kernel has it (not with 3 tasks per warp). */
+Test(tile_variants, group_tasks)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, -1, 2), c = tile_options(64, 1, 1, 3);
+    a.tile_group_tasks = b.tile_group_tasks = c.tile_group_tasks = 1;
+    c.tile_csr_steps = 1;
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+    check_corpus(&c, SPMV_F64);
+    invariants_over_corpus(&b, SPMV_F64);
+    spmv_matrix_t *A = stencil5(SPMV_F64); /* band tiles: band batches, and with band_tasks 3 the K-task kernel */
+    spmv_plan_options_t o[3] = {a, a, a};
+    o[1].tile_band_tasks = 3, o[2].tile_group_tasks = -1;
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    char msg[SPMVPORT_MSG_LEN] = "", want[32];
+    for (int k = 0; k < 3; k++) {
+        spmvport_format_data fd;
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o[k], msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const int on = k == 0; /* not with K tasks per warp, not when off */
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS], on ? SPMVPORT_TILE_FLAG_GROUP_TASKS : 0, "set %d (%s)", k,
+                     fd.stats);
+        snprintf(want, sizeof want, "group_tasks=%d;", on);
+        cr_assert(strstr(fd.stats, want) != NULL, "set %d: %s", k, fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    support_check_format(ctx, SPMV_FORMAT_TILE, &a, "stencil, group tasks W = 32", A, 0);
+    support_check_format(ctx, SPMV_FORMAT_TILE, &b, "stencil, group tasks W = 64, split", A, 0);
+    spmv_context_destroy(ctx);
+    spmv_matrix_destroy(A);
 }

@@ -535,6 +535,11 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_group_tasks < -1 || opt->tile_group_tasks > 1) {
+        spmvport_msg(msg, msglen, "tile: options.tile_group_tasks = %d; expected 0 (default: off), 1 (on) or -1 (off)",
+                     opt->tile_group_tasks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -587,13 +592,14 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
-                 (long long)fd->params[SPMVPORT_TILE_P_CSR_STEPS], (long long)z->tiles,
+                 (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
+                 (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] >> 1 & 1), (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -821,7 +827,12 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* CSR steps: only the kernel without band tiles and one tile in flight has them, and only when asked: on the
      * H200 (run V) they made FEM blocks slower, fem3d:3:48 0.1345 -> 0.1459 ms f64, 0.0866 -> 0.0974 f32 (their 8
      * registers cost more resident warps than the batched loads gained) */
-    p[SPMVPORT_TILE_P_CSR_STEPS] = !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && opt->tile_csr_steps == 1;
+    p[SPMVPORT_TILE_P_FLAGS] = !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && opt->tile_csr_steps == 1
+                                   ? SPMVPORT_TILE_FLAG_CSR_STEPS : 0;
+    /* a task per group of 16 lanes: only with one tile in flight and one task per warp; off unless asked (not
+     * yet measured) */
+    if (opt->tile_group_tasks == 1 && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
+        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

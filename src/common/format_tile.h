@@ -95,9 +95,14 @@ enum {
                                        tiles' loads together (inflight automatic, at least half the tiles band) */
     SPMVPORT_TILE_P_BAND_TASKS = 14, /* 1, or 2 .. SPMVPORT_TILE_MAX_BAND_TASKS with band batches: consecutive
                                        tasks one warp takes (tile_band_tasks_kernel); the layout is the same */
-    SPMVPORT_TILE_P_CSR_STEPS = 15  /* 1: the kernel without band tiles (inflight 1) sums CSR tile rows in steps
-                                       of 8 entries (same order); 0: one entry at a time */
+    SPMVPORT_TILE_P_FLAGS = 15,     /* kernel flags (SPMVPORT_TILE_FLAG_*) */
+    SPMVPORT_TILE_P_CSR_STEPS = 15  /* the same slot: flag 1 was its only value before GROUP_TASKS */
 };
+/* Flags in SPMVPORT_TILE_P_FLAGS. CSR_STEPS: the kernel without band tiles (inflight 1) sums CSR tile rows in
+ * steps of 8 entries (same order), else one entry at a time. GROUP_TASKS (inflight 1, one task per warp): each
+ * group of 16 lanes takes a whole task (tiles in order, no butterfly), W / 16 tasks per warp. */
+#define SPMVPORT_TILE_FLAG_CSR_STEPS 1
+#define SPMVPORT_TILE_FLAG_GROUP_TASKS 2
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */

@@ -16,6 +16,8 @@
  *   DENSE_COL  full columns c: slot rank(c)*rowlen + r
  *   BAND       (nd diagonals from lo, in the format byte) diagonal d = lo + k in order: its slot for row r,
  *              column r + d, when both are inside the tile (diagonals stored one after another; zeros skipped)
+ * With the GROUP_TASKS flag a task belongs to one group of 16 lanes instead (W / 16 tasks per warp): its
+ * tiles all go to that group, in order, and there is no butterfly.
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
@@ -138,17 +140,19 @@ static inline int popcount16(unsigned v)
         const int32_t tr = rec[SPMVPORT_TILE_TASK_ROW], slot = rec[SPMVPORT_TILE_TASK_CARRY];                \
         const int64_t r0 = (int64_t)tr * TD;                                                                 \
         const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
+        /* GROUP_TASKS: one group of 16 lanes takes the whole task (every tile in group 0), no butterfly */ \
+        const int G = fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS ? 1 : W / TD;       \
         REAL acc[MAX_WARP], xs[TD];                                                                          \
         for (int l = 0; l < MAX_WARP; l++) acc[l] = 0;                                                       \
         for (int32_t t = first; t < last; t++) {                                                             \
             const int64_t c0 = (int64_t)tcol[t] * TD;                                                        \
             const int collen = fd->n - c0 < TD ? (int)(fd->n - c0) : TD;                                     \
             for (int c = 0; c < collen; c++) xs[c] = x[c0 + c]; /* the tile's slice of x */                  \
-            REAL *group = acc + ((t - first) % (W / TD)) * TD; /* group g takes tiles g, g + G, ... */       \
+            REAL *group = acc + ((t - first) % G) * TD; /* group g takes tiles g, g + G, ... */              \
             tile_##SUFFIX(group, tfmt[t], idx + off[2 * t + 1], val + off[2 * t], off[2 * t + 2] - off[2 * t], \
                           rowlen, collen, xs);                                                               \
         }                                                                                                    \
-        for (int sh = TD; sh < W; sh *= 2) { /* shuffle-xor butterfly: every lane gets acc[l] + acc[l ^ sh] */ \
+        for (int sh = TD; G > 1 && sh < W; sh *= 2) { /* butterfly: every lane gets acc[l] + acc[l ^ sh] */ \
             REAL next[MAX_WARP];                                                                             \
             for (int l = 0; l < W; l++) next[l] = acc[l] + acc[l ^ sh];                                      \
             memcpy(acc, next, sizeof(REAL) * (size_t)W);                                                     \

@@ -510,8 +510,11 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
 
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
  * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4); CS (L = 1, BB = 0 only,
- * SPMVPORT_TILE_P_CSR_STEPS): CSR tile rows in steps of 8 entries. */
-template <int W, typename T, int L, int BB, bool CS = false>
+ * flag SPMVPORT_TILE_FLAG_CSR_STEPS): CSR tile rows in steps of 8 entries. GT (L = 1, flag
+ * SPMVPORT_TILE_FLAG_GROUP_TASKS): a task per group instead of per warp (warp w, group g: task w G + g), the
+ * group taking all its task's tiles in order; no butterfly, and the per-task work (record loads, rowlen, the
+ * y writes) is shared by G tasks, so a stencil tile row costs fewer warp instructions. */
+template <int W, typename T, int L, int BB, bool CS = false, bool GT = false>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -520,10 +523,12 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
 {
     if (!port_warp_matches<W>()) return;
     constexpr int warps = tile_block / W, G = W / tile_dim;
+    constexpr int S = GT ? 1 : G; /* stride between a group's tiles */
     const int lane = port_lane<W>();
-    const long long w = (long long)port_block_idx() * warps + (int)(port_thread_idx() / W);
-    if (w >= ntasks) return; /* whole warps only: nothing below waits on the block */
     const int r = lane & (tile_dim - 1), g = lane / tile_dim;
+    const long long w = ((long long)port_block_idx() * warps + (int)(port_thread_idx() / W)) * (GT ? G : 1) +
+                        (GT ? g : 0); /* this lane's task */
+    if (w >= ntasks) return; /* whole warps (GT: whole groups, which share no warp operation) only */
     const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * w;
     const int first = port_ldg(rec + SPMVPORT_TILE_TASK_FIRST);
     const int last = port_ldg(rec + SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST);
@@ -531,29 +536,31 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
 
-    /* Group g takes tiles first + g, first + g + G, ...: BB, 4 at a time (tile_group_batches); else L at a time,
+    /* Group g takes tiles first + g, first + g + G, ... (GT: all of its own task's, first, first + 1, ...): BB, 4 at a time (tile_group_batches); else L at a time,
      * the L headers (a broadcast line each) loaded one batch ahead, so their round trip overlaps the previous
      * batch (tile_batch_sum). x is read through the read-only cache (no staging, no shared memory), and no warp
      * operation sits in the loop: the groups run independently until the butterfly. */
     T acc = T(0);
+    const int b1 = GT ? first : first + g; /* the group's first tile */
     if (BB) {
-        tile_group_batches<G, (BB > 0 ? BB : 1), T>(acc, first + g, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n,
-                                 rowlen, r);
+        tile_group_batches<S, (BB > 0 ? BB : 1), T>(acc, b1, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x,
+                                                    n, rowlen, r);
     } else {
         tile_meta h[L];
-        tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, first + g, G, last);
-        for (int b0 = first + g; b0 < last; b0 += L * G) {
+        tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, b1, S, last);
+        for (int b0 = b1; b0 < last; b0 += L * S) {
             tile_meta hn[L];
-            tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * G, G, last);
+            tile_load_batch<L>(hn, tile_col, tile_fmt, tile_off, b0 + L * S, S, last);
             tile_batch_sum<L, T, CS>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
 #pragma unroll
             for (int i = 0; i < L; i++) h[i] = hn[i];
         }
     }
-    for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
-    if (lane < rowlen) {
-        if (slot >= 0) carry[(long long)slot * tile_dim + lane] = acc;
-        else y[r0 + lane] = tile_store(alpha, acc, beta, y + r0 + lane);
+    if (!GT)
+        for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
+    if ((GT ? r : lane) < rowlen) {
+        if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
+        else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
     }
 }
 
@@ -596,9 +603,13 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t bb = prm[SPMVPORT_TILE_P_BAND_BATCH];
     if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
-    if (prm[SPMVPORT_TILE_P_CSR_STEPS] != 0 && (prm[SPMVPORT_TILE_P_CSR_STEPS] != 1 || bb != 0 || inflight != 1))
+    const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
+    if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) != 0 ||
+        ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
+    if ((fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) && (inflight != 1 || bt != 1))
+        return "tile: a task per group only with one tile in flight and one task per warp";
     if (bt < 1 || bt > SPMVPORT_TILE_MAX_BAND_TASKS || (bt > 1 && bb == 0) ||
         SPMVPORT_TILE_TASK_FIELDS * bt >= warp)
         return "tile: tasks per warp not 1, or 2 .. 8 with band batches";
@@ -627,6 +638,27 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     return NULL;
 }
 
+/* tile_kernel with one tile in flight: band batches of bb tiles (4 or 2), else CSR steps (cs) or not; GT: a task
+ * per group. */
+template <int W, typename T, bool GT>
+void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int m, int n, int tasks,
+                     const int *task, const int *tcol, const unsigned char *tfmt, const int *toff,
+                     const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta)
+{
+    if (bb == 4)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4, false, GT>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (bb == 2)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2, false, GT>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (cs)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, GT>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+}
+
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
  * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
@@ -645,7 +677,10 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     T *carry = (T *)d[SPMVPORT_TILE_A_CARRY];
     if (fd->m == 0 || tasks == 0) return;
     constexpr int warps = tile_block / W;
-    const unsigned blocks = (unsigned)((tasks + warps - 1) / warps);
+    const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
+    const bool gt = (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0, cs = (fl & SPMVPORT_TILE_FLAG_CSR_STEPS) != 0;
+    const long long per_block = (long long)warps * (gt ? W / tile_dim : 1); /* tasks per block */
+    const unsigned blocks = (unsigned)((tasks + per_block - 1) / per_block);
     const int *task = (const int *)d[SPMVPORT_TILE_A_TASK], *tcol = (const int *)d[SPMVPORT_TILE_A_COL];
     const unsigned char *tfmt = (const unsigned char *)d[SPMVPORT_TILE_A_FMT];
     const int *toff = (const int *)d[SPMVPORT_TILE_A_OFF];
@@ -670,18 +705,12 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
             else
                 PORT_LAUNCH(kb, tile_block, 0, s, tile_band_tasks_kernel<W, T, 2>)
                 (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-        } else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 4)
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4>)
-            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-        else if (prm[SPMVPORT_TILE_P_BAND_BATCH] == 2)
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2>)
-            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-        else if (prm[SPMVPORT_TILE_P_CSR_STEPS])
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true>)
-            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        } else if (gt)
+            launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, blocks, s, fd->m, fd->n, tasks, task,
+                                        tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         else
-            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0>)
-            (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+            launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, blocks, s, fd->m, fd->n, tasks, task,
+                                         tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         break;
     }
     if (splits > 0)
