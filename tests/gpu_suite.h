@@ -265,7 +265,8 @@ Test(SUITE, tile_band_batches, .timeout = 600)
 /* tile's band batches with several multi-diagonal tiles: a 7-diagonal band plus offsets +-32 .. +-34 give tile
  * rows of 7 band tiles with 2, 3, 3, 7, 3, 3, 2 diagonals, so a batch has its first multi-diagonal tile (whose
  * diagonals 1-2 load with the batch), later ones and 7-diagonal ones (loaded after), at the top tile rows a first
- * one with 7; an edge tile row and column. Default kernel, batches of 2, and 3 tasks per warp; f64 and f32. */
+ * one with 7; an edge tile row and column. Default kernel, batches of 2, 3 tasks per warp, and a task per group
+ * (batches of 4 and 2); f64 and f32. */
 Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -275,11 +276,12 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
     band_matrix(m, off, 13, 20.0, 3, 7, 8, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = As[p];
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < 5; v++) { /* v >= 3: a task per group (its tiles consecutive, batches of 4, 2) */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
-            o.tile_band_batch = v == 1 ? 2 : 0;
+            o.tile_band_batch = v == 1 || v == 4 ? 2 : 0;
             o.tile_band_tasks = v == 2 ? 3 : 0;
+            o.tile_group_tasks = v >= 3 ? 1 : 0;
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "wide bands", A, 1);
             cr_assert(r >= 0, "wide bands variant %d: %s", v, spmv_last_error(ctx));
         }
