@@ -292,6 +292,13 @@ typedef struct spmv_plan_options {
                                   * 1 = each warp pays the sub-block start-up chain once (T_l grouping when long
                                   * rows would take over half the sub-blocks). Set with amf_waves: this wins.
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_uniform;             /* 0 = automatic: on a matrix without long rows whose one-step sub-blocks fit in
+                                  * one wave of resident warps (the launch-floor sizes), uniform sub-blocks of one
+                                  * step of W / L folds at one lane count L, when the round-trip model says they
+                                  * finish first; the kernel then derives a sub-block's bounds from its index
+                                  * (one memory round trip fewer); -1 = never (sub-blocks of T_l entries);
+                                  * 1..16 = uniform sub-blocks of this many steps whenever there is no long row.
+                                  * Ignored with amf_resident. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -313,7 +320,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[15];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int reserved[14];            /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 
