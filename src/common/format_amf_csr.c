@@ -13,6 +13,8 @@
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
  *      AMF_BATCH entries per lane, per step) for its fold lengths; options.amf_resident = k instead cuts k x (the
  *      warps resident at once) sub-blocks of equal weight (group_one_wave);
+ *      on launch-floor matrices without long rows, uniform sub-blocks of one step at one lane count instead
+ *      (choose_uniform, options.amf_uniform), whose bounds the kernel derives from the sub-block's index;
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
