@@ -297,7 +297,8 @@ typedef struct spmv_plan_options {
                                   * step of W / L folds at one lane count L, when the round-trip model says they
                                   * finish first; the kernel then derives a sub-block's bounds from its index
                                   * (one memory round trip fewer); -1 = never (sub-blocks of T_l entries);
-                                  * 1..16 = uniform sub-blocks of this many steps whenever there is no long row.
+                                  * 1..16 = uniform sub-blocks of this many steps (of the lane count most folds
+                                  * get otherwise) whenever there is no long row.
                                   * Ignored with amf_resident. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */

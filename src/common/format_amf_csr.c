@@ -402,8 +402,9 @@ static int64_t max_rounds(const int32_t *fold_ptr, int32_t folds, int lg)
 
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
- * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps, the lane count with the
- * least modelled total. mode 0 (auto): one step per sub-block when those warps fit in one wave of resident
+ * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
+ * the grouped layout gave most folds (so k near its steps per sub-block compares the two at the same size; a
+ * least-total rule would pick the fewest lanes and a few huge sub-blocks). mode 0 (auto): one step per sub-block when those warps fit in one wave of resident
  * warps (launch-floor matrices, where the kernel lasts as long as its slowest warp): the lane count whose
  * slowest step needs the fewest rounds (ties: fewer lanes), kept if that warp (4 quarters a round + 1) is no
  * slower than the grouped layout's slowest sub-block plus its bounds' round trip (+4), times the waves of
@@ -416,18 +417,22 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
     int best = 0;
     int64_t best_cost = 0, k = 0;
-    for (int lg = lo; lg <= hi; lg++) {
-        const int64_t side = p->w >> lg, kk = (mode > 0 ? mode : 1) * side;
-        int64_t cost = 0;
-        if (mode > 0)
-            for (int64_t b = 0; b < p->folds; b += kk)
-                cost += sub_block_cost(fold_ptr, (int32_t)b, (int32_t)(b + kk < p->folds ? b + kk : p->folds), lg, p->w);
-        else if ((p->folds + side - 1) / side <= resident) cost = 4 * max_rounds(fold_ptr, p->folds, lg) + 1;
-        else continue;
+    if (mode > 0) {
+        int64_t folds_at[7] = {0};
+        for (int32_t s = 0; s < p->sub_blocks; s++) folds_at[lanes[s]] += sub_unit[2 * s + 1] - sub_unit[2 * s];
+        best = lo;
+        for (int lg = lo + 1; lg <= hi; lg++)
+            if (folds_at[lg] > folds_at[best]) best = lg;
+        k = (int64_t)mode * (p->w >> best);
+    }
+    for (int lg = lo; lg <= hi && mode == 0; lg++) {
+        const int64_t side = p->w >> lg;
+        if ((p->folds + side - 1) / side > resident) continue;
+        const int64_t cost = 4 * max_rounds(fold_ptr, p->folds, lg) + 1;
         if (best == 0 || cost < best_cost) {
             best = lg;
             best_cost = cost;
-            k = kk;
+            k = side;
         }
     }
     if (best == 0) return;
