@@ -242,6 +242,13 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
     return (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / w);
 }
 
+/* Blocks of the kernel resident per multiprocessor: the register cap (3 or 4), else the uncapped kernels' count on
+ * sm_90 (f64: 2; f32: 4 with the values after the adds, 64 registers, else 3). */
+static int resident_blocks(const amf_plan *p, int f32)
+{
+    return p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
+}
+
 /* options.amf_resident = k: k waves of sub-blocks; a wave is what fits on the device at once: multiprocessors x
  * resident blocks x warps per block. Less one per long row (a long row splits a sub-block in two). Resident
  * blocks: the register cap (3 or 4), else the uncapped kernels' count on sm_90 (f64: 2; f32: 4 with the values
@@ -249,11 +256,6 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  * launch's first blocks and short (16 entries a thread): the sub-block warps they keep waiting start a piece's
  * time late. 0 when long rows would leave fewer than half: then sub-blocks are grouped by T_l. Small matrices get
  * fewer, sub-blocks of at least one full step of folds. */
-static int resident_blocks(const amf_plan *p, int f32)
-{
-    return p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
-}
-
 static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, int f32)
 {
     const int64_t warps = (int64_t)p->resident * device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
@@ -404,11 +406,12 @@ static int64_t max_rounds(const int32_t *fold_ptr, int32_t folds, int lg)
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
  * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
  * the grouped layout gave most folds (so k near its steps per sub-block compares the two at the same size; a
- * least-total rule would pick the fewest lanes and a few huge sub-blocks). mode 0 (auto): one step per sub-block when those warps fit in one wave of resident
- * warps (launch-floor matrices, where the kernel lasts as long as its slowest warp): the lane count whose
- * slowest step needs the fewest rounds (ties: fewer lanes), kept if that warp (4 quarters a round + 1) is no
- * slower than the grouped layout's slowest sub-block plus its bounds' round trip (+4), times the waves of
- * resident warps the grouped layout needs. Rewrites sub_unit and lanes (room for 2 x folds and folds). */
+ * least-total rule would pick the fewest lanes and a few huge sub-blocks). mode 0 (auto): one step per
+ * sub-block when those warps fit in one wave of resident warps (launch-floor matrices, where the kernel lasts as
+ * long as its slowest warp): the lane count whose slowest step needs the fewest rounds (ties: fewer lanes), kept
+ * if that warp (4 quarters a round + 1) is no slower than the grouped layout's slowest sub-block plus its bounds'
+ * round trip (+4), times the waves of resident warps the grouped layout needs. Rewrites sub_unit and lanes (room
+ * for 2 x folds and folds). */
 static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
                            int32_t *sub_unit, uint8_t *lanes)
 {
