@@ -296,6 +296,14 @@ typedef struct spmv_plan_options {
                                   * 1 = each warp pays the sub-block start-up chain once (T_l grouping when long
                                   * rows would take over half the sub-blocks). Set with amf_waves: this wins.
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_uniform;             /* 0 = automatic: on a matrix without long rows whose one-step sub-blocks fit in
+                                  * one wave of resident warps (the launch-floor sizes), uniform sub-blocks of one
+                                  * step of W / L folds at one lane count L, when the round-trip model says they
+                                  * finish first; the kernel then derives a sub-block's bounds from its index
+                                  * (one memory round trip fewer); -1 = never (sub-blocks of T_l entries);
+                                  * 1..16 = uniform sub-blocks of this many steps (of the lane count most folds
+                                  * get otherwise) whenever there is no long row.
+                                  * Ignored with amf_resident. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */

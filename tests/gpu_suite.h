@@ -172,6 +172,39 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* amf_csr's sub-block bounds: uniform (taken from the index: automatic on the small corpus, forced 2 steps) and
+ * read from the arrays (amf_uniform = -1), on the edge corpus, a small road-like grid and a circuit (long rows:
+ * always the arrays), f64 and f32. */
+Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    static const int modes[] = {0, -1, 2};
+    static const char *gens[] = {"stencil2d:5:300", "uniform:50000:3", "circuit:200000"};
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        int n = support_edge_corpus(prec, &cases);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_uniform = modes[v];
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: amf_uniform %d: %s", cases[i].name, modes[v], spmv_last_error(ctx));
+            }
+            for (int g = 0; g < 3; g++) {
+                spmv_matrix_t *A = NULL;
+                cr_assert_eq(spmv_matrix_generate(&A, gens[g], prec, 7), SPMV_STATUS_SUCCESS);
+                double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, gens[g], A, 1);
+                cr_assert(r >= 0, "%s: amf_uniform %d: %s", gens[g], modes[v], spmv_last_error(ctx));
+                spmv_matrix_destroy(A);
+            }
+        }
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 3 = after
  * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
  * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */

@@ -163,6 +163,20 @@ static void check_sub_blocks(const spmvport_format_data *fd, const char *name)
     for (; u < units; u++)
         cr_assert(fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN,
                   "%s: trailing short unit %lld in no sub-block", name, (long long)u);
+    /* uniform sub-blocks: the arrays hold exactly the bounds and lanes the kernel derives from s */
+    const int64_t k = fd->params[AMF_P_UNIFORM], lg = fd->params[AMF_P_UNIFORM_LANES];
+    cr_assert(k >= 0, "%s", name);
+    if (k == 0) return;
+    cr_assert_eq(fd->params[AMF_P_LONG_ROWS], 0, "%s: uniform sub-blocks with long rows", name);
+    cr_assert(lg >= 1 && (1 << lg) <= fd->warp_size, "%s: uniform lanes 2^%lld", name, (long long)lg);
+    cr_assert_eq(k % (fd->warp_size >> lg), 0, "%s: %lld units per sub-block, not whole steps", name, (long long)k);
+    cr_assert_eq(subs, (units + k - 1) / k, "%s", name);
+    for (int64_t s = 0; s < subs; s++) {
+        cr_assert_eq(sub[2 * s], s * k, "%s: uniform sub-block %lld", name, (long long)s);
+        cr_assert_eq(sub[2 * s + 1], s * k + k < units ? s * k + k : units, "%s: uniform sub-block %lld", name,
+                     (long long)s);
+        cr_assert_eq(lanes[s], lg, "%s: uniform sub-block %lld", name, (long long)s);
+    }
 }
 
 static void check_long_rows(const spmvport_format_data *fd, const char *name)
@@ -558,6 +572,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_min_blocks", offsetof(spmv_plan_options_t, amf_min_blocks), {-1, 2, 5}, 3},
         {"amf_values", offsetof(spmv_plan_options_t, amf_values), {-1, 4}, 2},
         {"amf_resident", offsetof(spmv_plan_options_t, amf_resident), {-1, 9}, 2},
+        {"amf_uniform", offsetof(spmv_plan_options_t, amf_uniform), {-2, 17}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -650,6 +665,65 @@ static void invariants(int w, spmv_precision_t p)
 
 Test(amf_csr, invariants_w32) { invariants(32, SPMV_F64); }
 Test(amf_csr, invariants_w64) { invariants(64, SPMV_F32); }
+
+/* options.amf_uniform: automatic (0) on small matrices without long rows, never (-1), or forced steps (1..16):
+ * the layout invariants (check_sub_blocks checks the implicit bounds against the arrays) and the executor, which
+ * takes the bounds from s as the kernel does, against the oracle; long rows keep the grouped sub-blocks. */
+static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int mode, const char *name)
+{
+    spmv_plan_options_t opt = options(w, 0);
+    opt.amf_uniform = mode;
+    spmvport_format_data fd;
+    build_with(&fd, A, w, &opt);
+    check_layout(&fd, A, name);
+    if (mode < 0 || fd.params[AMF_P_LONG_ROWS] > 0) cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "%s", name);
+    if (mode > 0 && fd.params[AMF_P_LONG_ROWS] == 0 && fd.params[AMF_P_UNITS] > 0)
+        cr_assert_eq(fd.params[AMF_P_UNIFORM], mode * (w >> fd.params[AMF_P_UNIFORM_LANES]), "%s", name);
+    check_executor_direct(&fd, A, name);
+    spmvport_format_data_free(&fd);
+    double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 1);
+    cr_assert(r >= 0, "%s: amf_uniform %d: %s", name, mode, spmv_last_error(ctx));
+}
+
+Test(amf_csr, uniform_sub_blocks)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    static const int modes[] = {0, -1, 1, 2, 16};
+    for (int p = 0; p < 2; p++) {
+        support_case *cases;
+        int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
+        for (int i = 0; i < n; i++)
+            for (int m = 0; m < 5; m++) uniform_case(ctx, cases[i].A, p ? 64 : 32, modes[m], cases[i].name);
+        support_cases_free(cases, n);
+        spmv_matrix_t *L = long_row_matrix(p ? SPMV_F32 : SPMV_F64);
+        uniform_case(ctx, L, 32, 1, "long rows");
+        spmv_matrix_destroy(L);
+    }
+    /* a small road-like matrix (launch-floor size): automatic uniform sub-blocks of one step; irregular folds
+     * (a few long ones among short ones) too */
+    const char *gens[] = {"stencil2d:5:60", "uniform:20000:3", "kron:12:4"};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, gens[i], SPMV_F64, 5), SPMV_STATUS_SUCCESS, "%s", gens[i]);
+        for (int m = 0; m < 5; m++) uniform_case(ctx, A, 32, modes[m], gens[i]);
+        spmvport_format_data fd;
+        spmv_plan_options_t opt = options(32, 0);
+        build_with(&fd, A, 32, &opt);
+        if (fd.params[AMF_P_LONG_ROWS] == 0 && i < 2)
+            cr_assert_eq(fd.params[AMF_P_UNIFORM], 32 >> fd.params[AMF_P_UNIFORM_LANES], "%s: one step", gens[i]);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+    /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps stays grouped by T_l */
+    spmv_matrix_t *B = NULL;
+    cr_assert_eq(spmv_matrix_generate(&B, "stencil3d:7:64", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    spmvport_format_data fd;
+    build_normal(&fd, B, 32, 0);
+    cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "262144 rows: grouped sub-blocks");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(B);
+    spmv_context_destroy(ctx);
+}
 
 /* Adaptive folding folds regular short rows 4 at a time and stays within T_s on irregular ones. */
 Test(amf_csr, adaptive_folding_shape)
@@ -818,8 +892,9 @@ Test(amf_csr, plan_info_stats)
     spmv_plan_info_t info;
     spmv_plan_get_info(plan, &info);
     cr_assert_eq(info.format, SPMV_FORMAT_AMF_CSR);
-    const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks", "win_cap"};
-    for (int i = 0; i < 7; i++) stat_value(info.stats, keys[i]);
+    const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks", "win_cap",
+                          "uniform"};
+    for (int i = 0; i < 8; i++) stat_value(info.stats, keys[i]);
     /* slot_use <= window_use <= 1: entries over the slots of every round, over the slots of the folds' windows */
     const char *su = strstr(info.stats, ";slot_use="), *wu = strstr(info.stats, ";window_use=");
     cr_assert(su != NULL && wu != NULL, "%s", info.stats);
@@ -830,6 +905,7 @@ Test(amf_csr, plan_info_stats)
     cr_assert_eq(stat_value(info.stats, "T_l"), plan->fd.params[AMF_P_T_L], "%s", info.stats);
     cr_assert_eq(stat_value(info.stats, "sub_blocks"), plan->fd.params[AMF_P_SUB_BLOCKS], "%s", info.stats);
     cr_assert_eq(stat_value(info.stats, "folded_rows") + 7, plan->fd.params[AMF_P_UNITS], "%s", info.stats);
+    cr_assert_eq(stat_value(info.stats, "uniform"), 0, "long rows: grouped sub-blocks: %s", info.stats);
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(L);
     spmv_context_destroy(ctx);

@@ -19,13 +19,13 @@ extern "C" {
 #endif
 
 /* Bump when the table or spmvport_format_data changes; the core refuses a module of another version. */
-#define SPMVPORT_BACKEND_ABI 2
+#define SPMVPORT_BACKEND_ABI 3
 #define SPMVPORT_BACKEND_ENTRY "spmvport_backend_entry"
 
 /* ---- host-built format data ---------------------------------------------------------------------- */
 
 #define SPMVPORT_MAX_ARRAYS 24
-#define SPMVPORT_MAX_PARAMS 16
+#define SPMVPORT_MAX_PARAMS 24
 
 /* One array of a format, in host memory, uploaded verbatim. */
 typedef struct spmvport_array {

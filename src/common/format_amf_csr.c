@@ -13,6 +13,8 @@
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
  *      AMF_BATCH entries per lane, per step) for its fold lengths; options.amf_resident = k instead cuts k x (the
  *      warps resident at once) sub-blocks of equal weight (group_one_wave);
+ *      on launch-floor matrices without long rows, uniform sub-blocks of one step at one lane count instead
+ *      (choose_uniform, options.amf_uniform), whose bounds the kernel derives from the sub-block's index;
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -132,6 +134,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "columns), 2 (with the gathers) or 3 (after the previous window's adds)", opt->amf_values);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_uniform < -1 || opt->amf_uniform > AMF_MAX_STEPS) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_uniform = %d; expected 0 (automatic), -1 (never) or 1..%d "
+                     "(uniform sub-blocks of that many steps)", opt->amf_uniform, AMF_MAX_STEPS);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -176,6 +183,8 @@ typedef struct {
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
+    int32_t uni_k;           /* uniform sub-blocks: units per sub-block (0: sub-blocks as grouped) */
+    int uni_lg;              /* uniform sub-blocks: log2 of their lanes per fold */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
 } amf_plan;
@@ -233,6 +242,13 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
     return (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / w);
 }
 
+/* Blocks of the kernel resident per multiprocessor: the register cap (3 or 4), else the uncapped kernels' count on
+ * sm_90 (f64: 2; f32: 4 with the values after the adds, 64 registers, else 3). */
+static int resident_blocks(const amf_plan *p, int f32)
+{
+    return p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
+}
+
 /* options.amf_resident = k: k waves of sub-blocks; a wave is what fits on the device at once: multiprocessors x
  * resident blocks x warps per block. Less one per long row (a long row splits a sub-block in two). Resident
  * blocks: the register cap (3 or 4), else the uncapped kernels' count on sm_90 (f64: 2; f32: 4 with the values
@@ -242,8 +258,7 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  * fewer, sub-blocks of at least one full step of folds. */
 static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, int f32)
 {
-    const int blocks = p->min_blocks > 0 ? p->min_blocks : !f32 ? 2 : p->values == AMF_VALUES_AFTER ? 4 : 3;
-    const int64_t warps = (int64_t)p->resident * device_mps(dev) * blocks * (AMF_BLOCK / p->w);
+    const int64_t warps = (int64_t)p->resident * device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
     int64_t parts = warps - p->long_rows;
     if (parts < warps / 2) return 0;
     if (parts > AMF_MAX_PARTS) parts = AMF_MAX_PARTS;
@@ -373,6 +388,77 @@ static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32
         }
         lanes[s] = (uint8_t)best;
     }
+}
+
+/* Rounds of the slowest step when every step holds W / 2^lg consecutive folds (at least one round). */
+static int64_t max_rounds(const int32_t *fold_ptr, int32_t folds, int lg)
+{
+    const int64_t lanes = (int64_t)1 << lg;
+    int64_t most = 1;
+    for (int32_t u = 0; u < folds; u++) {
+        const int64_t r = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
+        if (r > most) most = r;
+    }
+    return most;
+}
+
+/* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
+ * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
+ * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
+ * the grouped layout gave most folds (so k near its steps per sub-block compares the two at the same size; a
+ * least-total rule would pick the fewest lanes and a few huge sub-blocks). mode 0 (auto): one step per
+ * sub-block when those warps fit in one wave of resident warps (launch-floor matrices, where the kernel lasts as
+ * long as its slowest warp): the lane count whose slowest step needs the fewest rounds (ties: fewer lanes), kept
+ * if that warp (4 quarters a round + 1) is no slower than the grouped layout's slowest sub-block plus its bounds'
+ * round trip (+4), times the waves of resident warps the grouped layout needs. Rewrites sub_unit and lanes (room
+ * for 2 x folds and folds). */
+static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
+                           int32_t *sub_unit, uint8_t *lanes)
+{
+    if (mode < 0 || p->long_rows > 0 || p->folds == 0 || p->parts > 0) return;
+    const int64_t resident = (int64_t)device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
+    const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
+    int best = 0;
+    int64_t best_cost = 0, k = 0;
+    if (mode > 0) {
+        int64_t folds_at[7] = {0};
+        for (int32_t s = 0; s < p->sub_blocks; s++) folds_at[lanes[s]] += sub_unit[2 * s + 1] - sub_unit[2 * s];
+        best = lo;
+        for (int lg = lo + 1; lg <= hi; lg++)
+            if (folds_at[lg] > folds_at[best]) best = lg;
+        k = (int64_t)mode * (p->w >> best);
+    }
+    for (int lg = lo; lg <= hi && mode == 0; lg++) {
+        const int64_t side = p->w >> lg;
+        if ((p->folds + side - 1) / side > resident) continue;
+        const int64_t cost = 4 * max_rounds(fold_ptr, p->folds, lg) + 1;
+        if (best == 0 || cost < best_cost) {
+            best = lg;
+            best_cost = cost;
+            k = side;
+        }
+    }
+    if (best == 0) return;
+    if (mode == 0) { /* the grouped layout's slowest sub-block, its bounds' round trip, its waves */
+        int64_t slowest = 0;
+        for (int32_t s = 0; s < p->sub_blocks; s++) {
+            const int64_t c = sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w);
+            if (c > slowest) slowest = c;
+        }
+        if (best_cost > (slowest + 4) * ((p->sub_blocks + resident - 1) / resident)) return;
+    }
+    int64_t widest = 0;
+    p->sub_blocks = (int32_t)((p->folds + k - 1) / k); /* k >= 1: at most folds sub-blocks */
+    for (int32_t s = 0; s < p->sub_blocks; s++) {
+        const int64_t b = s * k, e = b + k < p->folds ? b + k : p->folds;
+        sub_unit[2 * s] = (int32_t)b;
+        sub_unit[2 * s + 1] = (int32_t)e;
+        lanes[s] = (uint8_t)best;
+        if (fold_ptr[e] - fold_ptr[b] > widest) widest = fold_ptr[e] - fold_ptr[b];
+    }
+    p->uni_k = (int32_t)k;
+    p->uni_lg = best;
+    p->t_l = widest; /* T_l stays a bound on a sub-block's entries */
 }
 
 /* ==================================================================================================== */
@@ -536,14 +622,14 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
-                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld",
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, slot_use, window_use,
-                 (long long)p->win_cap);
+                 (long long)p->win_cap, p->uni_k);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -565,6 +651,8 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_FIXED] = p->fixed;
     fd->params[AMF_P_MIN_BLOCKS] = p->min_blocks;
     fd->params[AMF_P_VALUES] = p->values;
+    fd->params[AMF_P_UNIFORM] = p->uni_k;
+    fd->params[AMF_P_UNIFORM_LANES] = p->uni_lg;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -636,11 +724,12 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.parts = p.resident && p.folds > 0 ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
     if (p.parts > 0) group_one_wave(&p, fold_row, fold_ptr, sub_unit);
     else group_folds(&p, fold_row, fold_ptr, sub_unit);
-    shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
-    sub_unit = fd->arrays[AMF_A_SUB_UNIT].data;
-    st = add_array(fd, "sub_lanes", (size_t)p.sub_blocks, 1, 0, (void **)&lanes);
+    st = add_array(fd, "sub_lanes", (size_t)p.folds, 1, 0, (void **)&lanes); /* room for either layout */
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
+    choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, fold_ptr, sub_unit, lanes);
+    shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
+    shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 
     st = cut_long_rows(fd, &p, fold_row, fold_ptr);
     if (st != SPMV_STATUS_SUCCESS) goto oom;

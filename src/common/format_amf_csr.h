@@ -12,6 +12,8 @@
  *               is < 2^30, else cols holds the plain column and local_row (uint8) the local row.
  *   sub-blocks  consecutive folds (never a long row) of about T_l entries, one warp each: sub_unit[2s] and
  *               sub_unit[2s+1] are the first and one-past-last unit, sub_lanes[s] = log2 of the lanes per fold.
+ *               Uniform sub-blocks (AMF_P_UNIFORM = K > 0): sub-block s is units [s K, min(s K + K, units)) at
+ *               2^AMF_P_UNIFORM_LANES lanes; the arrays still hold the same bounds, the kernels do not read them.
  *   long rows   long_unit[i] is the unit of long row i; it is cut into pieces of AMF_P_PIECE entries, one thread
  *               block each: pieces [long_piece[i], long_piece[i+1]), piece_owner[q] = i. A long row of one piece
  *               is written by its block; the others leave one partial per piece in long_part, added in piece
@@ -54,7 +56,11 @@ enum {
     AMF_P_GRID = 12,      /* blocks of the main kernel: pieces + ceil(sub_blocks / (block / W)) */
     AMF_P_FIXED = 13,     /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
     AMF_P_MIN_BLOCKS = 14, /* resident blocks the kernel is capped for: 0 (no cap), 3 or 4 (no effect on the layout) */
-    AMF_P_VALUES = 15      /* when the kernel loads a window's values: AMF_VALUES_AFTER, _AHEAD or _GATHER */
+    AMF_P_VALUES = 15,     /* when the kernel loads a window's values: AMF_VALUES_AFTER, _AHEAD or _GATHER */
+    AMF_P_UNIFORM = 16,    /* units per sub-block when every sub-block s is units [s K, min(s K + K, units)) at
+                            * one lane count (no long rows): the kernel then derives its bounds from s and loads
+                            * neither sub_unit nor sub_lanes (one memory round trip fewer); 0: read the arrays */
+    AMF_P_UNIFORM_LANES = 17 /* log2 of the lanes per fold of every sub-block when AMF_P_UNIFORM > 0 */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */

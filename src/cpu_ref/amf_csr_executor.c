@@ -9,7 +9,8 @@
  *               product into the accumulator of the entry's local row (up to 4 per lane). Then, for each local
  *               row j < FOLD_MAX, the tree over the group's lanes with offsets L/2 .. 1: the kernel's
  *               transposing butterfly adds exactly these pairs (the row's sum just ends in another lane), so
- *               the sums are the same, bit for bit.
+ *               the sums are the same, bit for bit. Uniform sub-blocks (AMF_P_UNIFORM = K > 0): sub-block s is
+ *               units [s K, min(s K + K, units)) at 2^AMF_P_UNIFORM_LANES lanes, taken from s as the kernel does.
  *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
  *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece
@@ -73,14 +74,19 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
     {                                                                                                                 \
         const int32_t *sub_unit = ARR(fd, AMF_A_SUB_UNIT, const int32_t *);                                           \
         const uint8_t *sub_lanes = ARR(fd, AMF_A_SUB_LANES, const uint8_t *);                                         \
-        const int64_t subs = fd->params[AMF_P_SUB_BLOCKS];                                                            \
+        const int64_t subs = fd->params[AMF_P_SUB_BLOCKS], units = fd->params[AMF_P_UNITS];                           \
+        const int64_t uni_k = fd->params[AMF_P_UNIFORM];                                                              \
         const int w = fd->warp_size;                                                                                  \
         _Pragma("omp parallel for schedule(dynamic, 64) if (subs > 512)")                                             \
         for (int64_t s = 0; s < subs; s++) {                                                                          \
-            const int lanes = 1 << sub_lanes[s], side = w / lanes;                                                    \
-            for (int32_t base = sub_unit[2 * s]; base < sub_unit[2 * s + 1]; base += side)                            \
-                for (int g = 0; g < side && base + g < sub_unit[2 * s + 1]; g++)                                      \
-                    fold_##SUFFIX(fd, base + g, lanes, x, y, alpha, beta);                                            \
+            /* uniform sub-blocks: bounds and lanes from s, as the kernel takes them (the arrays are not read) */     \
+            const int64_t ub = uni_k > 0 ? s * uni_k : sub_unit[2 * s];                                               \
+            const int64_t ue = uni_k > 0 ? (ub + uni_k < units ? ub + uni_k : units) : sub_unit[2 * s + 1];           \
+            const int lanes = 1 << (uni_k > 0 ? (int)fd->params[AMF_P_UNIFORM_LANES] : sub_lanes[s]);                 \
+            const int side = w / lanes;                                                                               \
+            for (int64_t base = ub; base < ue; base += side)                                                          \
+                for (int g = 0; g < side && base + g < ue; g++)                                                       \
+                    fold_##SUFFIX(fd, (int32_t)(base + g), lanes, x, y, alpha, beta);                                 \
         }                                                                                                             \
     }                                                                                                                 \
                                                                                                                       \

@@ -227,17 +227,34 @@ PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const
  * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
  * its fold, and the warp's stores cover consecutive rows. */
 template <int W, typename T, bool PACKED, int ACC, int VALS>
-PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
-                               const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
-                               const T *__restrict__ val, const int *__restrict__ sub_unit,
-                               const unsigned char *__restrict__ sub_lanes, const T *__restrict__ x,
-                               T *__restrict__ y, T alpha, T beta)
+PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int uni_lg, const int *__restrict__ fold_row,
+                               const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
+                               const unsigned char *__restrict__ local, const T *__restrict__ val,
+                               const int *__restrict__ sub_unit, const unsigned char *__restrict__ sub_lanes,
+                               const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
     constexpr int B = AMF_BATCH;
     const int lane = port_lane<W>();
-    const int lg = port_ldg(sub_lanes + s), lanes = 1 << lg, side = W >> lg;
+    /* uniform sub-blocks (uni_k > 0, launch-uniform): the bounds follow from s, so the folds' bounds are the
+     * warp's first loads; otherwise they wait for sub_unit and sub_lanes */
+    int lg, ub, ue;
+    if (uni_k > 0) { /* s < ceil(units / uni_k): s * uni_k < units, no overflow */
+        lg = uni_lg;
+        ub = s * uni_k;
+        ue = units - ub > uni_k ? ub + uni_k : units;
+    } else {
+        lg = port_ldg(sub_lanes + s);
+        ub = port_ldg(sub_unit + 2 * s);
+        ue = port_ldg(sub_unit + 2 * s + 1);
+    }
+    /* lane 0's copies (the values are warp-uniform already): opaque to the compiler, which otherwise schedules
+     * the rest for the computed bounds and spills 24 bytes at the f64 kernel's 80 registers; ~3 shuffles of
+     * latency against the memory round trip the uniform bounds save */
+    lg = port_shfl_idx<W>(lg, 0);
+    ub = port_shfl_idx<W>(ub, 0);
+    ue = port_shfl_idx<W>(ue, 0);
+    const int lanes = 1 << lg, side = W >> lg;
     const int g = lane >> lg, l = lane & (lanes - 1);
-    const int ub = port_ldg(sub_unit + 2 * s), ue = port_ldg(sub_unit + 2 * s + 1);
     /* the group's fold of a step: entries [b, e), first row r (its rows end where the next unit's begin: the
      * store takes that from the next group's lane); units past the sub-block are empty, at its end */
     struct bounds {
@@ -339,7 +356,8 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, const int *__restrict__ fold
  * __launch_bounds__(256, 1) alone costs registers.) */
 template <int W, typename T, bool PACKED, int ACC, int MINB, int VALS>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
-    amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, const int *__restrict__ fold_row,
+    amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, int units, int uni_k, int uni_lg,
+                   const int *__restrict__ fold_row,
                    const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                    const unsigned char *__restrict__ local, const T *__restrict__ val,
                    const int *__restrict__ sub_unit, const unsigned char *__restrict__ sub_lanes,
@@ -357,8 +375,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC, VALS>((int)s, nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
-                                           x, y, alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC, VALS>((int)s, nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local, val,
+                                           sub_unit, sub_lanes, x, y, alpha, beta);
 }
 
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
@@ -394,6 +412,12 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
     if (prm[AMF_P_MIN_BLOCKS] != 0 && prm[AMF_P_MIN_BLOCKS] != 3 && prm[AMF_P_MIN_BLOCKS] != 4)
         return "min_blocks out of range";
     if (prm[AMF_P_VALUES] < AMF_VALUES_AFTER || prm[AMF_P_VALUES] > AMF_VALUES_GATHER) return "values out of range";
+    if (prm[AMF_P_UNIFORM] < 0 || prm[AMF_P_UNIFORM] > INT32_MAX ||
+        (prm[AMF_P_UNIFORM] > 0 && (prm[AMF_P_LONG_ROWS] != 0 || prm[AMF_P_UNIFORM_LANES] < 1 ||
+                                    prm[AMF_P_UNIFORM_LANES] > 6 || (1 << prm[AMF_P_UNIFORM_LANES]) > warp ||
+                                    prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
+                                                                prm[AMF_P_UNIFORM])))
+        return "uniform sub-blocks inconsistent with the layout";
     if (fd->arrays[AMF_A_FOLD_ROW].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_COLS].bytes != nnz * sizeof(uint32_t) || fd->arrays[AMF_A_VALUES].bytes != nnz * vs ||
@@ -420,7 +444,8 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const T alpha = (T)alpha_d, beta = (T)beta_d;
     const int pieces = (int)prm[AMF_P_PIECES], subs = (int)prm[AMF_P_SUB_BLOCKS];
     const int piece_len = (int)prm[AMF_P_PIECE], fold_max = (int)prm[AMF_P_FOLD_MAX];
-    const int nlong = (int)prm[AMF_P_LONG_ROWS];
+    const int nlong = (int)prm[AMF_P_LONG_ROWS], units = (int)prm[AMF_P_UNITS];
+    const int uni_k = (int)prm[AMF_P_UNIFORM], uni_lg = (int)prm[AMF_P_UNIFORM_LANES];
     const unsigned grid = (unsigned)prm[AMF_P_GRID];
     const int *fold_row = (const int *)p->arrays[AMF_A_FOLD_ROW];
     const int *fold_ptr = (const int *)p->arrays[AMF_A_FOLD_PTR];
@@ -444,8 +469,8 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         auto go = [&](auto minb, auto vals) {
             PORT_LAUNCH(grid, amf_block, 0, s,
                         amf_csr_kernel<W, T, P, A, decltype(minb)::value, decltype(vals)::value>)
-            (pieces, subs, piece_len, (unsigned)fd->nnz, fold_row, fold_ptr, cols, local, val, sub_unit, sub_lanes,
-             long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
+            (pieces, subs, piece_len, (unsigned)fd->nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local, val,
+             sub_unit, sub_lanes, long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
         auto by_vals = [&](auto minb) {
             if (values == AMF_VALUES_AHEAD) go(minb, std::integral_constant<int, AMF_VALUES_AHEAD>());
