@@ -325,7 +325,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[14];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int reserved[13];            /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 
