@@ -685,7 +685,7 @@ Test(tile_invariants, stencil_band_tiles)
         o.tile_csr_steps = 1; /* band batches: no CSR steps whatever the option */
         cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "%s", msg);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "band batches (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "band batches (%s)", fd.stats);
         spmvport_format_data_free(&fd);
     }
     for (int k = 0; k < 6; k++) {
@@ -855,7 +855,8 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
 }
 
 /* A task per group of 16 lanes (tile_group_tasks): band batches (W = 32, 64), the tile-by-tile kernel with
- * CSR steps and split rows, and its flag only where the kernel has it (not with 3 tasks per warp). */
+ * CSR steps and split rows, and its flag only where the kernel has it (not with 3 tasks per warp), by default on
+ * a band plan. */
 Test(tile_variants, group_tasks)
 {
     spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, -1, 2), c = tile_options(64, 1, 1, 3);
@@ -866,16 +867,17 @@ Test(tile_variants, group_tasks)
     check_corpus(&c, SPMV_F64);
     invariants_over_corpus(&b, SPMV_F64);
     spmv_matrix_t *A = stencil5(SPMV_F64); /* band tiles: band batches, and with band_tasks 3 the K-task kernel */
-    spmv_plan_options_t o[3] = {a, a, a};
-    o[1].tile_band_tasks = 3, o[2].tile_group_tasks = -1;
+    spmv_plan_options_t o[4] = {a, a, a, a};
+    o[1].tile_band_tasks = 3, o[2].tile_group_tasks = -1, o[3].tile_group_tasks = 0; /* 0: on for band plans */
     spmv_device_info_t dev;
     memset(&dev, 0, sizeof dev);
     char msg[SPMVPORT_MSG_LEN] = "", want[32];
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         spmvport_format_data fd;
         cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o[k], msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "%s", msg);
-        const int on = k == 0; /* not with K tasks per warp, not when off */
+        cr_assert(k != 3 || fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, "the stencil is a band plan");
+        const int on = k == 0 || k == 3; /* not with K tasks per warp, not when off */
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS], on ? SPMVPORT_TILE_FLAG_GROUP_TASKS : 0, "set %d (%s)", k,
                      fd.stats);
         snprintf(want, sizeof want, "group_tasks=%d;", on);

@@ -536,7 +536,7 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->tile_group_tasks < -1 || opt->tile_group_tasks > 1) {
-        spmvport_msg(msg, msglen, "tile: options.tile_group_tasks = %d; expected 0 (default: off), 1 (on) or -1 (off)",
+        spmvport_msg(msg, msglen, "tile: options.tile_group_tasks = %d; expected 0 (default: on for band plans), 1 (on) or -1 (off)",
                      opt->tile_group_tasks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -829,9 +829,12 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * registers cost more resident warps than the batched loads gained) */
     p[SPMVPORT_TILE_P_FLAGS] = !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && opt->tile_csr_steps == 1
                                    ? SPMVPORT_TILE_FLAG_CSR_STEPS : 0;
-    /* a task per group of 16 lanes: only with one tile in flight and one task per warp; off unless asked (not
-     * yet measured) */
-    if (opt->tile_group_tasks == 1 && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
+    /* a task per group of 16 lanes: only with one tile in flight and one task per warp; by default on band plans
+     * only: on the H200 (session 4, run A) it took stencil3d:7:160 from 0.1681 to 0.1397 ms f64 (0.1442 -> 0.1245
+     * f32), and made fem3d:3:48, not a band plan, slower (0.1326 -> 0.1450 f64: its tile rows are 9 CSR tiles
+     * whose tasks then run one per 16 lanes, twice the chain per warp) */
+    if ((opt->tile_group_tasks == 1 || (opt->tile_group_tasks == 0 && cfg.band)) &&
+        p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
