@@ -143,6 +143,26 @@ Test(hbp, steps4)
     corpus(SPMV_F32, &o);
 }
 
+/* 2 steps per trip and the residency option (hbp_ctas): the same sums; the grid follows the residency */
+Test(hbp, steps2_ctas)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_steps = 2;
+    corpus(SPMV_F64, &o);
+    o.hbp_ctas = 8;
+    corpus(SPMV_F32, &o);
+    o = options(64, 64, 256, 2, 0);
+    o.hbp_steps = 2;
+    o.hbp_ctas = 6;
+    corpus(SPMV_F32, &o);
+    o = options(32, 0, 0, 0, 0);
+    o.hbp_ctas = 6; /* 4 steps */
+    corpus(SPMV_F64, &o);
+    o.hbp_steps = 8;
+    o.hbp_ctas = 4;
+    corpus(SPMV_F64, &o);
+}
+
 Test(hbp, grouping_sort)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 1);
@@ -263,6 +283,8 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     const int32_t nfix = (int32_t)prm[HBP_P_NFIX], nparts = (int32_t)prm[HBP_P_NPARTS];
     const int combine = (int)prm[HBP_P_COMBINE];
     cr_assert_eq(fd->narrays, HBP_NARRAYS, "%s", name);
+    cr_assert(hbp_ctas_compiled((int)prm[HBP_P_STEPS], (int)prm[HBP_P_CTAS]), "%s: %lld blocks per SM at %lld steps",
+              name, (long long)prm[HBP_P_CTAS], (long long)prm[HBP_P_STEPS]);
     const int64_t C64 = prm[HBP_P_BLOCK_COLS];
     /* wider blocks store 32-bit columns, or 16-bit ones relative to each task when every task spans < 65536 */
     cr_assert(prm[HBP_P_COL_BYTES] == 2 || (prm[HBP_P_COL_BYTES] == 4 && C64 > HBP_NARROW_COLS),
@@ -378,6 +400,14 @@ Test(hbp_layout, tails_kept_steps8)
     o.hbp_steps = 8;
     layouts(64, SPMV_F32, &o);
 }
+Test(hbp_layout, steps2_ctas8)
+{
+    spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+    o.hbp_steps = 2;
+    o.hbp_ctas = 8;
+    layouts(32, SPMV_F64, &o);
+    layouts(64, SPMV_F32, &o);
+}
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
 Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
 
@@ -473,6 +503,30 @@ static spmv_plan_t *plan_of(spmv_context_t *ctx, const spmv_matrix_t *A, const s
     return plan;
 }
 
+/* The grid is planned for the residency asked for: kron's tasks are not staged, so multiprocessors x ctas */
+Test(hbp, ctas_grid)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:14:16", SPMV_F64);
+    const int steps[] = {4, 4, 2, 8}, ctas[] = {0, 6, 8, 3}, expect[] = {3, 6, 8, 3};
+    double grid1 = 0;
+    for (int i = 0; i < 4; i++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+        o.hbp_steps = steps[i];
+        o.hbp_ctas = ctas[i];
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(stat(info.stats, "ctas"), expect[i], "%s", info.stats);
+        cr_assert_eq(stat(info.stats, "staged_tasks"), 0, "%s", info.stats);
+        if (i == 0) grid1 = stat(info.stats, "grid") / expect[0];
+        cr_assert_eq(stat(info.stats, "grid"), grid1 * expect[i], "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
 Test(hbp, stats_keys)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -555,8 +609,13 @@ Test(hbp, bad_options)
     spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
     spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
                                  options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
     bad[5].hbp_steps = 6;
+    bad[9].hbp_ctas = 8; /* 4 steps: 3, 4 or 6 */
+    bad[10].hbp_ctas = -1;
+    bad[11].hbp_steps = 2;
+    bad[11].hbp_ctas = 3; /* 2 steps: 4, 6 or 8 */
     bad[6].hbp_prefetch = 5;
     bad[7].hbp_prefetch = -2;
     bad[8].hbp_tails = 3;

@@ -79,7 +79,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes, steps, prefetch, split_tails;
+    int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -221,16 +221,16 @@ static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, siz
 
 /* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
  * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
- * and on AMD) and by threads (at most HBP_CTAS_PER_SM). More would leave fixed tasks to blocks that only
- * start when others finish. */
-static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, size_t vsize, int steps)
+ * and on AMD) and by threads (at most ctas, the residency the kernel is compiled for). More would leave fixed
+ * tasks to blocks that only start when others finish. */
+static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, int ctas)
 {
     int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
     int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
     size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
     size_t per_sm = smem_sm / (window_bytes + 1024);
     if (per_sm < 1) per_sm = 1;
-    if (per_sm > HBP_CTAS_PER_SM(vsize, steps)) per_sm = HBP_CTAS_PER_SM(vsize, steps);
+    if (per_sm > (size_t)ctas) per_sm = (size_t)ctas;
     if (sms > (1 << 20)) sms = 1 << 20;
     return (int32_t)sms * (int32_t)per_sm;
 }
@@ -259,8 +259,15 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_combine);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->hbp_steps != 0 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 4 or 8", opt->hbp_steps);
+    if (opt->hbp_steps != 0 && opt->hbp_steps != 2 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 2, 4 or 8", opt->hbp_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    const int steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    if (opt->hbp_ctas != 0 && !hbp_ctas_compiled(steps, opt->hbp_ctas)) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_ctas = %d; expected 0 (automatic) or, with %d steps per trip, "
+                     "%d, %d or %d", opt->hbp_ctas, steps, HBP_CTAS_OPTION(steps, 0), HBP_CTAS_OPTION(steps, 1),
+                     HBP_CTAS_OPTION(steps, 2));
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_tails < 0 || opt->hbp_tails > 2) {
@@ -282,7 +289,8 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                                    : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
-    B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    B->steps = steps;
+    B->ctas = opt->hbp_ctas > 0 ? opt->hbp_ctas : HBP_CTAS_PER_SM((int)B->vsize, steps);
     B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
     B->split_tails = opt->hbp_tails != 2;
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
@@ -1152,11 +1160,11 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
 
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
     /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
-     * then again for the grid of the window the tasks really stage (no staging: HBP_CTAS_PER_SM) */
+     * then again for the grid of the window the tasks really stage (no staging: B->ctas) */
     int32_t grid =
-        planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->vsize, B->steps);
+        planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->ctas);
     hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
-    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (staged_grid != grid) {
         grid = staged_grid;
         ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
@@ -1167,7 +1175,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
     /* the same, unless the re-plan staged more */
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
 
     double std_before, std_after;
@@ -1203,6 +1211,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_STEPS] = B->steps;
     p[HBP_P_PREFETCH] = B->prefetch;
     p[HBP_P_SPLIT_TAILS] = B->split_tails;
+    p[HBP_P_CTAS] = B->ctas;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1213,14 +1222,14 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld",
+                 "tails=%d;trips=%lld;ctas=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
-                 B->split_tails, (long long)trips);
+                 B->split_tails, (long long)trips, B->ctas);
     return hand_over(B, fd, msg, msglen);
 }
 

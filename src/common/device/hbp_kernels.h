@@ -11,7 +11,7 @@
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
- *                        both S steps per trip (8 or 4, params[HBP_P_STEPS]), pipelined over the warp's units:
+ *                        both S steps per trip (8, 4 or 2, params[HBP_P_STEPS]), pipelined over the warp's units:
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
  *                          (products in step order: the same sums as one entry at a time, whatever S);
  *                          lane 0 asks L2 for the entries params[HBP_P_PREFETCH] trips beyond (a hint, sm_90).
@@ -143,7 +143,7 @@ PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lan
 }
 
 /* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
- * of a unit in order, S steps per trip (8 or 4), and the trips of the warp's units form one software pipeline: a
+ * of a unit in order, S steps per trip (8, 4 or 2), and the trips of the warp's units form one software pipeline: a
  * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
  * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 S
  * column/value loads and S x reads in flight, and a trip waits for one load (x) instead of two (column, then x),
@@ -240,8 +240,8 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
     }
 }
 
-template <int W, int S, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T), S))
+template <int W, int S, typename T, typename Col, int Ctas>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
@@ -304,7 +304,10 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if ((prm[HBP_P_COL_BYTES] != 2 && prm[HBP_P_COL_BYTES] != 4) ||
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
-    if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
+    if (prm[HBP_P_STEPS] != 2 && prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8)
+        return "hbp: steps per trip must be 2, 4 or 8";
+    if (!hbp_ctas_compiled((int)prm[HBP_P_STEPS], (int)prm[HBP_P_CTAS]))
+        return "hbp: no kernel compiled for this many resident blocks per multiprocessor";
     if (prm[HBP_P_PREFETCH] < 0 || prm[HBP_P_PREFETCH] > HBP_MAX_PREFETCH) return "hbp: prefetch trips out of range";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
@@ -314,6 +317,33 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
         return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
     return NULL;
+}
+
+/* The SpMV kernel compiled for `ctas` resident blocks per multiprocessor (one of HBP_CTAS_OPTION(S, 0..2)).
+ * HIP's launch bounds take no block count, so there one instantiation serves every ctas. */
+template <int W, int S, typename T, typename Col>
+void launch_hbp_spmv(int ctas, unsigned grid, size_t smem, port_stream_t s, const hbp_args<T> &a, int ntasks,
+                     int fixed)
+{
+    if constexpr (PORT_LAUNCH_MIN_BLOCKS) {
+        if (ctas == HBP_CTAS_OPTION(S, 1)) {
+            PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 1)>)(a, ntasks, fixed);
+            return;
+        }
+        if (ctas == HBP_CTAS_OPTION(S, 2)) {
+            PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 2)>)(a, ntasks, fixed);
+            return;
+        }
+    }
+    PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 0)>)(a, ntasks, fixed);
+}
+
+template <int W, int S, typename T>
+void launch_hbp_cols(bool wide, int ctas, unsigned grid, size_t smem, port_stream_t s, const hbp_args<T> &a,
+                     int ntasks, int fixed)
+{
+    if (wide) launch_hbp_spmv<W, S, T, int>(ctas, grid, smem, s, a, ntasks, fixed);
+    else launch_hbp_spmv<W, S, T, uint16_t>(ctas, grid, smem, s, a, ntasks, fixed);
 }
 
 /* Launch one execute of an hbp plan: Plan is the backend's plan type (fd and device arrays[] by slot). */
@@ -352,17 +382,10 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
         const int fixed = hbp_fixed_per_cta(ntasks, grid);
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
-        if (prm[HBP_P_STEPS] == 8) {
-            if (wide)
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, int>)(a, ntasks, fixed);
-            else
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, uint16_t>)(a, ntasks, fixed);
-        } else {
-            if (wide)
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, int>)(a, ntasks, fixed);
-            else
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, uint16_t>)(a, ntasks, fixed);
-        }
+        const int ctas = (int)prm[HBP_P_CTAS];
+        if (prm[HBP_P_STEPS] == 8) launch_hbp_cols<W, 8, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
+        else if (prm[HBP_P_STEPS] == 2) launch_hbp_cols<W, 2, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
+        else launch_hbp_cols<W, 4, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
     }
     if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
