@@ -37,7 +37,11 @@ enum {
     HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute */
     HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
                             calls (the last thread block of every call resets them) */
-    HBP_NARRAYS = 11
+    HBP_A_HOT = 11,      /* int32 [nhot]     hot columns: every thread block copies x[hot[i]] into shared memory
+                            once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4
+                            (no parameter slot is left); 0 only with 32-bit columns, one column block and no
+                            staged task, so x's shared-memory copy is the hot one alone */
+    HBP_NARRAYS = 12
 };
 
 /* A task's record in HBP_A_TASK. */
@@ -70,8 +74,12 @@ enum {
     HBP_P_PREFETCH = 13,   /* trips (0 .. HBP_MAX_PREFETCH) a warp prefetches into L2 beyond the trip it loads */
     HBP_P_SPLIT_TAILS = 14, /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
     HBP_P_CTAS = 15        /* resident blocks per multiprocessor the kernel is compiled for (CUDA launch bounds)
-                              and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2) */
+                              and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2). The last slot
+                              (SPMVPORT_MAX_PARAMS = 16): the hot column count is HBP_A_HOT's length */
 };
+
+/* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
+#define HBP_NHOT(fd) ((int64_t)((fd)->arrays[HBP_A_HOT].bytes / sizeof(int32_t)))
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
 /* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds) and the grid is planned for

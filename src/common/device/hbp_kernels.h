@@ -15,6 +15,8 @@
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
  *                          (products in step order: the same sums as one entry at a time, whatever S);
  *                          lane 0 asks L2 for the entries params[HBP_P_PREFETCH] trips beyond (a hint, sm_90).
+ *                      With hot columns (HBP_A_HOT not empty, no task staged) the block first copies x at
+ *                      them into shared memory, and a column c < 0 reads that copy at -1 - c.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -39,7 +41,7 @@ struct hbp_args {
     const void *col; /* uint16 or int32 local columns (col_bytes): the kernel's Col */
     const uint16_t *seg_len;
     const T *val;
-    const int *unit_ptr, *unit_slot, *seg_out, *task;
+    const int *unit_ptr, *unit_slot, *seg_out, *task, *hot;
     T *partial;
     int *sched;
     const T *x;
@@ -47,6 +49,7 @@ struct hbp_args {
     T alpha, beta;
     int combine;
     int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
+    int nhot;     /* HBP_NHOT: hot columns, x at them copied into shared memory (0: none) */
     int nnz;
 };
 
@@ -58,12 +61,20 @@ PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
 }
 
-/* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local). */
-template <typename T, bool Staged>
+/* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local), or
+ * with hot columns global memory and, for a column c < 0, the hot copy in shared memory at -1 - c. */
+enum { HBP_X_GLOBAL = 0, HBP_X_STAGED = 1, HBP_X_HOT = 2 };
+
+template <typename T, int Mode>
 struct hbp_xview {
-    const T *p;
+    const T *p, *hot;
     int lo;
-    PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
+    PORT_DEVICE T operator()(int local) const
+    {
+        if (Mode == HBP_X_STAGED) return p[local - lo];
+        if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
+        return port_ldg(p + local);
+    }
 };
 
 /* A unit's header: its first slot, slot count (1: long unit) and first entry. */
@@ -151,8 +162,8 @@ PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lan
  * are loaded two units ahead and seg_len/output_hash one unit ahead, so no unit starts with a chain of dependent
  * loads. No barrier: a warp goes on to the next task's units
  * (or the ticket) as soon as its own are done. */
-template <int W, int S, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
+template <int W, int S, typename T, typename Col, int Mode>
+PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Mode> xs)
 {
     constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
@@ -234,10 +245,16 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
         port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
-        hbp_task_units<W, S, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
-    } else {
-        hbp_task_units<W, S, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
+        hbp_task_units<W, S, T, Col, HBP_X_STAGED>(a, begin, end, hbp_xview<T, HBP_X_STAGED>{window, window, lo});
+        return;
     }
+    if constexpr (Col(-1) < Col(0)) { /* hot columns: signed (int) columns only */
+        if (a.nhot > 0) {
+            hbp_task_units<W, S, T, Col, HBP_X_HOT>(a, begin, end, hbp_xview<T, HBP_X_HOT>{a.x + xbase, window, 0});
+            return;
+        }
+    }
+    hbp_task_units<W, S, T, Col, HBP_X_GLOBAL>(a, begin, end, hbp_xview<T, HBP_X_GLOBAL>{a.x + xbase, window, 0});
 }
 
 template <int W, int S, typename T, typename Col, int Ctas>
@@ -248,6 +265,11 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
+    if (a.nhot > 0) { /* the hot columns' copy, for every task of the block (no task is staged then) */
+        for (int i = (int)port_thread_idx(); i < a.nhot; i += hbp_cta)
+            window[i] = port_ldg(a.x + port_ldg(a.hot + i));
+        port_block_sync();
+    }
     for (int i = 0; i < fixed; i++) hbp_run_task<W, S, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
     /* One barrier per ticket, two slots used in turn: thread 0 writes ticket i's slot before barrier i; a warp
@@ -316,6 +338,9 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
         fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
         return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
+    if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
+                             HBP_NHOT(fd) * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256))
+        return "hbp: hot columns inconsistent with the layout";
     return NULL;
 }
 
@@ -369,6 +394,8 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.unit_slot = (const int *)d[HBP_A_UNIT_SLOT];
         a.seg_out = (const int *)d[HBP_A_SEG_OUT];
         a.task = (const int *)d[HBP_A_TASK];
+        a.hot = (const int *)d[HBP_A_HOT];
+        a.nhot = (int)HBP_NHOT(fd);
         a.partial = (T *)d[HBP_A_PARTIAL];
         a.sched = (int *)d[HBP_A_SCHED];
         a.x = (const T *)xv;
@@ -379,7 +406,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
-        const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
+        const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + HBP_NHOT(fd)) * sizeof(T); /* one of them is 0 */
         const int fixed = hbp_fixed_per_cta(ntasks, grid);
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
         const int ctas = (int)prm[HBP_P_CTAS];
