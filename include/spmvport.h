@@ -261,7 +261,7 @@ typedef struct spmv_plan_options {
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
     int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
-    int hbp_steps;               /* 0 = 4; 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
+    int hbp_steps;               /* 0 = 4; 2, 4 or 8: steps of a warp per kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */
     int hbp_prefetch;            /* trips of entries a warp asks L2 for beyond those it loads: 0 = none (1 trip
@@ -269,6 +269,17 @@ typedef struct spmv_plan_options {
                                   * loads wait for L2, not DRAM (CUDA sm_90; elsewhere nothing) */
     int hbp_tails;               /* 0 = automatic (split), 1 = split, 2 = kept: a long row's last piece is cut into
                                   * whole trips of its warp (S W entries) and a tail that joins the warp groups */
+    int hbp_ctas;                /* resident blocks of 256 threads per multiprocessor the kernel is compiled for
+                                  * (CUDA register cap 65536 / (256 ctas)) and the grid is planned for: 0 =
+                                  * automatic (4 steps: 3 f64, 4 f32; 8 steps: 2, 3; 2 steps: 4); else by steps
+                                  * per trip 2: 4, 6 or 8; 4: 3, 4 or 6; 8: 2, 3 or 4 (more warps, fewer
+                                  * registers: may spill). HIP: the grid only. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call: 0 = none
+                                  * (until measured), -1 = as many as 48 KiB holds (6112 f64, 12224 f32), k > 0 =
+                                  * at most k; only columns read at least once per thread block of the grid, and
+                                  * only with one column block of 32-bit columns and no staged task (graphs).
+                                  * Their reads leave L2 for shared memory (kron:20:16: 42% of the entries, f64) */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding (T_s and the window cap); -1 = adaptive by T_s alone, without
                                   * the window cap (the rule until 0.2.x's fourth round); 1..4 = fold exactly this many
@@ -325,7 +336,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[13];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int reserved[11];            /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -205,6 +205,45 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* hbp's residency variants (hbp_ctas, some spill) and 2 steps per trip on the edge corpus, and hot columns
+ * (hbp_hot: x at the most read columns in shared memory) on a power-law graph with 32-bit columns, f64 and f32. */
+Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int steps[] = {2, 2, 4, 8}, ctas[] = {0, 8, 6, 3};
+    for (int p = 0; p < 2; p++) {
+        support_case *cases;
+        int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
+        for (int v = 0; v < 4; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_steps = steps[v];
+            o.hbp_ctas = ctas[v];
+            o.hbp_combine = v % 3;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: hbp_steps %d, ctas %d: %s", cases[i].name, o.hbp_steps, o.hbp_ctas,
+                          spmv_last_error(ctx));
+            }
+        }
+        support_cases_free(cases, n);
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "kron:17:16", p ? SPMV_F32 : SPMV_F64, 7), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_block_cols = 131072; /* one column block: 32-bit columns */
+            o.hbp_hot = v == 1 ? 100 : -1;
+            o.hbp_combine = v == 2 ? 2 : 0;
+            o.hbp_ctas = v == 2 ? 4 : 0;
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "kron:17:16 hot", A, 0) >= 0, "%s",
+                      spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 3 = after
  * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
  * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */

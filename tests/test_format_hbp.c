@@ -143,6 +143,26 @@ Test(hbp, steps4)
     corpus(SPMV_F32, &o);
 }
 
+/* 2 steps per trip and the residency option (hbp_ctas): the same sums; the grid follows the residency */
+Test(hbp, steps2_ctas)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_steps = 2;
+    corpus(SPMV_F64, &o);
+    o.hbp_ctas = 8;
+    corpus(SPMV_F32, &o);
+    o = options(64, 64, 256, 2, 0);
+    o.hbp_steps = 2;
+    o.hbp_ctas = 6;
+    corpus(SPMV_F32, &o);
+    o = options(32, 0, 0, 0, 0);
+    o.hbp_ctas = 6; /* 4 steps */
+    corpus(SPMV_F64, &o);
+    o.hbp_steps = 8;
+    o.hbp_ctas = 4;
+    corpus(SPMV_F64, &o);
+}
+
 Test(hbp, grouping_sort)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 1);
@@ -194,9 +214,15 @@ static void visit(layout_check *c, int32_t e, int32_t row, const int32_t *task)
 {
     const spmvport_format_data *fd = c->fd;
     cr_assert(e >= 0 && e < fd->nnz, "%s: entry %d out of range", c->name, e);
-    const int32_t local = fd->params[HBP_P_COL_BYTES] == 2 ? ((const uint16_t *)arr(fd, HBP_A_COL))[e]
-                                                           : ((const int32_t *)arr(fd, HBP_A_COL))[e];
+    int32_t local = fd->params[HBP_P_COL_BYTES] == 2 ? ((const uint16_t *)arr(fd, HBP_A_COL))[e]
+                                                     : ((const int32_t *)arr(fd, HBP_A_COL))[e];
     int32_t k = fd->value_map[e];
+    if (local < 0) { /* a hot column: its index in the copy (no task is staged, one column block) */
+        cr_assert(-1 - local < HBP_NHOT(fd), "%s: entry %d hot index %d of %lld", c->name, e, -1 - local,
+                  (long long)HBP_NHOT(fd));
+        cr_assert(task[HBP_T_XBASE] == 0 && task[HBP_T_STAGE_LEN] == 0, "%s: hot column in a staged task", c->name);
+        local = ((const int32_t *)arr(fd, HBP_A_HOT))[-1 - local];
+    }
     cr_assert(k >= 0 && k < fd->nnz, "%s: value_map[%d] = %d", c->name, e, k);
     c->hits[k]++;
     cr_assert_eq(c->row_of[k], row, "%s: entry %d (CSR %d) is in row %d, the layout writes row %d", c->name, e, k,
@@ -263,6 +289,8 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     const int32_t nfix = (int32_t)prm[HBP_P_NFIX], nparts = (int32_t)prm[HBP_P_NPARTS];
     const int combine = (int)prm[HBP_P_COMBINE];
     cr_assert_eq(fd->narrays, HBP_NARRAYS, "%s", name);
+    cr_assert(hbp_ctas_compiled((int)prm[HBP_P_STEPS], (int)prm[HBP_P_CTAS]), "%s: %lld blocks per SM at %lld steps",
+              name, (long long)prm[HBP_P_CTAS], (long long)prm[HBP_P_STEPS]);
     const int64_t C64 = prm[HBP_P_BLOCK_COLS];
     /* wider blocks store 32-bit columns, or 16-bit ones relative to each task when every task spans < 65536 */
     cr_assert(prm[HBP_P_COL_BYTES] == 2 || (prm[HBP_P_COL_BYTES] == 4 && C64 > HBP_NARROW_COLS),
@@ -271,7 +299,10 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
         (size_t)A->nnz * (size_t)prm[HBP_P_COL_BYTES], (size_t)A->nnz * vs, ((size_t)prm[HBP_P_NUNITS] + 1) * 4,
         ((size_t)prm[HBP_P_NUNITS] + 1) * 4, (size_t)prm[HBP_P_NSLOTS] * 2, (size_t)prm[HBP_P_NSLOTS] * 4,
         (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * 4, (size_t)nfix * 4,
-        combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8};
+        combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8,
+        (size_t)HBP_NHOT(fd) * 4};
+    cr_assert(HBP_NHOT(fd) == 0 || (prm[HBP_P_COL_BYTES] == 4 && prm[HBP_P_STAGE_COLS] == 0 && C64 >= A->n),
+              "%s: hot columns in a layout that stages x or has several column blocks", name);
     for (int a = 0; a < HBP_NARRAYS; a++) {
         cr_assert_eq(fd->arrays[a].bytes, expect[a], "%s: array %s has %zu bytes, expected %zu", name,
                      fd->arrays[a].name, fd->arrays[a].bytes, expect[a]);
@@ -378,6 +409,22 @@ Test(hbp_layout, tails_kept_steps8)
     o.hbp_steps = 8;
     layouts(64, SPMV_F32, &o);
 }
+Test(hbp_layout, steps2_ctas8)
+{
+    spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+    o.hbp_steps = 2;
+    o.hbp_ctas = 8;
+    layouts(32, SPMV_F64, &o);
+    layouts(64, SPMV_F32, &o);
+}
+Test(hbp_layout, hot_columns)
+{
+    spmv_plan_options_t o = options(0, 0, 70000, 0, 0);
+    o.hbp_hot = -1;
+    layouts(32, SPMV_F64, &o);
+    o.hbp_hot = 3;
+    layouts(64, SPMV_F32, &o);
+}
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
 Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
 
@@ -473,6 +520,65 @@ static spmv_plan_t *plan_of(spmv_context_t *ctx, const spmv_matrix_t *A, const s
     return plan;
 }
 
+/* Hot columns (hbp_hot): on a power-law graph with 32-bit columns (n > 65536) the most read columns go to the
+ * shared-memory copy; the executor reads them only through it (NaN past it) and matches the oracle. */
+Test(hbp, hot_columns, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int want[] = {-1, 100, -1};
+    const int warp[] = {32, 64, 32};
+    for (int i = 0; i < 3; i++) {
+        const spmv_precision_t p = i == 2 ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *A = generate("kron:17:16", p);
+        spmv_plan_options_t o = options(warp[i], 0, 131072, i == 1 ? 2 : 0, 0); /* one column block */
+        o.hbp_hot = want[i];
+        support_check_format(ctx, SPMV_FORMAT_HBP, &o, "kron:17:16 hot", A, 0);
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        const double hot = stat(info.stats, "hot");
+        cr_assert(hot > 0 && hot <= (want[i] > 0 ? want[i] : (48 * 1024 - 256) / (p == SPMV_F32 ? 4 : 8)), "%s",
+                  info.stats);
+        cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s", info.stats);
+        check_layout(A, &plan->fd, "kron:17:16 hot");
+        spmv_plan_destroy(plan);
+        spmv_matrix_destroy(A);
+    }
+    /* off by default */
+    spmv_matrix_t *A = generate("kron:17:16", SPMV_F64);
+    spmv_plan_t *plan = plan_of(ctx, A, NULL);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(stat(info.stats, "hot"), 0, "%s", info.stats);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* The grid is planned for the residency asked for: kron's tasks are not staged, so multiprocessors x ctas */
+Test(hbp, ctas_grid)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:14:16", SPMV_F64);
+    const int steps[] = {4, 4, 2, 8}, ctas[] = {0, 6, 8, 3}, expect[] = {3, 6, 8, 3};
+    double grid1 = 0;
+    for (int i = 0; i < 4; i++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+        o.hbp_steps = steps[i];
+        o.hbp_ctas = ctas[i];
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(stat(info.stats, "ctas"), expect[i], "%s", info.stats);
+        cr_assert_eq(stat(info.stats, "staged_tasks"), 0, "%s", info.stats);
+        if (i == 0) grid1 = stat(info.stats, "grid") / expect[0];
+        cr_assert_eq(stat(info.stats, "grid"), grid1 * expect[i], "%s", info.stats);
+        spmv_plan_destroy(plan);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
 Test(hbp, stats_keys)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -555,8 +661,15 @@ Test(hbp, bad_options)
     spmv_matrix_t *A = generate("stencil2d:5:10", SPMV_F64);
     spmv_plan_options_t bad[] = {options(0, -1, 0, 0, 0), options(0, 0, -5, 0, 0), options(0, 0, 0, 3, 0),
                                  options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0),
-                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0)};
     bad[5].hbp_steps = 6;
+    bad[9].hbp_ctas = 8; /* 4 steps: 3, 4 or 6 */
+    bad[10].hbp_ctas = -1;
+    bad[12].hbp_hot = -2;
+    bad[11].hbp_steps = 2;
+    bad[11].hbp_ctas = 3; /* 2 steps: 4, 6 or 8 */
     bad[6].hbp_prefetch = 5;
     bad[7].hbp_prefetch = -2;
     bad[8].hbp_tails = 3;

@@ -79,7 +79,8 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 
 typedef struct {
     const spmv_matrix_t *A;
-    int W, combine, grouping, col_bytes, steps, prefetch, split_tails;
+    int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
+    int32_t nhot;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -110,7 +111,7 @@ typedef struct {
 
 static const char *const hbp_array_names[HBP_NARRAYS] = {
     "col", "data", "unit_ptr", "unit_slot", "seg_len", "output_hash", "task", "fix_row", "part_ptr", "partial",
-    "sched"};
+    "sched", "hot"};
 
 static void build_free(hbp_build *B)
 {
@@ -221,16 +222,16 @@ static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, siz
 
 /* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
  * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
- * and on AMD) and by threads (at most HBP_CTAS_PER_SM). More would leave fixed tasks to blocks that only
- * start when others finish. */
-static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, size_t vsize, int steps)
+ * and on AMD) and by threads (at most ctas, the residency the kernel is compiled for). More would leave fixed
+ * tasks to blocks that only start when others finish. */
+static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, int ctas)
 {
     int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
     int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
     size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
     size_t per_sm = smem_sm / (window_bytes + 1024);
     if (per_sm < 1) per_sm = 1;
-    if (per_sm > HBP_CTAS_PER_SM(vsize, steps)) per_sm = HBP_CTAS_PER_SM(vsize, steps);
+    if (per_sm > (size_t)ctas) per_sm = (size_t)ctas;
     if (sms > (1 << 20)) sms = 1 << 20;
     return (int32_t)sms * (int32_t)per_sm;
 }
@@ -259,8 +260,15 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      opt->hbp_combine);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->hbp_steps != 0 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 4 or 8", opt->hbp_steps);
+    if (opt->hbp_steps != 0 && opt->hbp_steps != 2 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 2, 4 or 8", opt->hbp_steps);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    const int steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    if (opt->hbp_ctas != 0 && !hbp_ctas_compiled(steps, opt->hbp_ctas)) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_ctas = %d; expected 0 (automatic) or, with %d steps per trip, "
+                     "%d, %d or %d", opt->hbp_ctas, steps, HBP_CTAS_OPTION(steps, 0), HBP_CTAS_OPTION(steps, 1),
+                     HBP_CTAS_OPTION(steps, 2));
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_tails < 0 || opt->hbp_tails > 2) {
@@ -273,6 +281,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "(none)", opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_hot < -1) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_hot = %d; expected 0 (none), -1 (as many as fit) or a count",
+                     opt->hbp_hot);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
@@ -282,9 +295,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                                    : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
     B->col_bytes = B->C > HBP_NARROW_COLS ? 4 : 2;
     B->grouping = opt->hbp_grouping;
-    B->steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
+    B->steps = steps;
+    B->ctas = opt->hbp_ctas > 0 ? opt->hbp_ctas : HBP_CTAS_PER_SM((int)B->vsize, steps);
     B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
     B->split_tails = opt->hbp_tails != 2;
+    B->hot_want = opt->hbp_hot;
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
            : B->C >= B->A->n        ? choose_block_rows(B)
@@ -987,6 +1002,58 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
  * fewer than 65536, the columns go back to 16 bits relative to the task: its xbase moves to its first column.
  * A band cut by narrow blocks but narrower than a task's rows plus the band (a 3-D stencil) saves 2 bytes per
  * entry; random columns (graphs) span everything and stay 32-bit. Returns 0 when out of memory. */
+/* Hot columns (options.hbp_hot): with one column block, 32-bit columns and no staged task, the shared memory is
+ * free, and on a power-law graph a few thousand columns take a large share of the reads (kron:20:16: the top 6112,
+ * 48 KiB of f64, 42% of the entries) while lying one per 128-byte line, far more lines than L1 holds. Every
+ * thread block copies x at them into shared memory once per call (one L2 sector each) and their entries store
+ * -1 - (index in the copy). Taken: the most read columns, at most `cap`, each read at least `grid` times (its
+ * copy costs a read per block). Returns 0 when out of memory. */
+static int cmp_int32_desc(const void *p, const void *q)
+{
+    const int32_t x = *(const int32_t *)p, y = *(const int32_t *)q;
+    return x > y ? -1 : x < y;
+}
+
+static int choose_hot(hbp_build *B, int32_t cap, int32_t grid)
+{
+    const spmv_matrix_t *A = B->A;
+    int32_t *deg = spmvport_calloc_array((size_t)A->n, sizeof(int32_t));
+    int32_t *cand = spmvport_malloc_array((size_t)A->n + 1, sizeof(int32_t));
+    int ok = deg != NULL && cand != NULL;
+    if (ok) {
+        for (int32_t k = 0; k < A->nnz; k++) deg[A->col_idx[k]]++;
+        int32_t nc = 0;
+        for (int32_t c = 0; c < A->n; c++)
+            if (deg[c] >= grid) cand[nc++] = deg[c];
+        /* threshold t: the cap-th largest degree (columns of degree t are taken in column order up to cap) */
+        int32_t t = grid;
+        if (nc > cap) {
+            qsort(cand, (size_t)nc, sizeof(int32_t), cmp_int32_desc);
+            t = cand[cap - 1];
+        }
+        int32_t above = 0;
+        for (int32_t c = 0; c < A->n; c++) above += deg[c] > t;
+        int32_t at_t = cap - above, h = 0; /* columns of degree t still taken */
+        for (int32_t c = 0; c < A->n; c++) {
+            const int take = deg[c] > t || (deg[c] == t && at_t-- > 0);
+            deg[c] = take && h < cap ? h++ : -1; /* deg becomes the column -> hot index map */
+        }
+        B->nhot = h;
+        ok = alloc_out(B, HBP_A_HOT, (size_t)h, sizeof(int32_t));
+        if (ok && h > 0) {
+            int32_t *hot = B->out[HBP_A_HOT], *col = B->out[HBP_A_COL];
+            for (int32_t c = 0; c < A->n; c++)
+                if (deg[c] >= 0) hot[deg[c]] = c;
+            HBP_PRAGMA(omp parallel for schedule(static))
+            for (int32_t e = 0; e < A->nnz; e++)
+                if (deg[col[e]] >= 0) col[e] = -1 - deg[col[e]];
+        }
+    }
+    free(deg);
+    free(cand);
+    return ok;
+}
+
 static int narrow_task_columns(hbp_build *B)
 {
     if (B->col_bytes != 4 || B->ntasks == 0) return 1;
@@ -1152,11 +1219,11 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
 
     int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
     /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
-     * then again for the grid of the window the tasks really stage (no staging: HBP_CTAS_PER_SM) */
+     * then again for the grid of the window the tasks really stage (no staging: B->ctas) */
     int32_t grid =
-        planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->vsize, B->steps);
+        planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->ctas);
     hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
-    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
+    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (staged_grid != grid) {
         grid = staged_grid;
         ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
@@ -1167,8 +1234,17 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
     /* the same, unless the re-plan staged more */
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->vsize, B->steps);
+    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
+    B->nhot = 0;
+    if (B->hot_want != 0 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
+        int32_t cap = stage_cap;
+        if (B->hot_want > 0 && B->hot_want < cap) cap = B->hot_want;
+        if (!choose_hot(B, cap, grid)) return oom(msg, msglen, "hot columns", A);
+        if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
+    }
+    if (B->out[HBP_A_HOT] == NULL && !alloc_out(B, HBP_A_HOT, 0, sizeof(int32_t)))
+        return oom(msg, msglen, "hot columns", A);
 
     double std_before, std_after;
     warp_std(B, &std_before, &std_after);
@@ -1203,6 +1279,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_STEPS] = B->steps;
     p[HBP_P_PREFETCH] = B->prefetch;
     p[HBP_P_SPLIT_TAILS] = B->split_tails;
+    p[HBP_P_CTAS] = B->ctas;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1213,14 +1290,14 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld",
+                 "tails=%d;trips=%lld;ctas=%d;hot=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
-                 B->split_tails, (long long)trips);
+                 B->split_tails, (long long)trips, B->ctas, B->nhot);
     return hand_over(B, fd, msg, msglen);
 }
 

@@ -37,7 +37,11 @@ enum {
     HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute */
     HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
                             calls (the last thread block of every call resets them) */
-    HBP_NARRAYS = 11
+    HBP_A_HOT = 11,      /* int32 [nhot]     hot columns: every thread block copies x[hot[i]] into shared memory
+                            once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4
+                            (no parameter slot is left); 0 only with 32-bit columns, one column block and no
+                            staged task, so x's shared-memory copy is the hot one alone */
+    HBP_NARRAYS = 12
 };
 
 /* A task's record in HBP_A_TASK. */
@@ -66,17 +70,32 @@ enum {
     HBP_P_GRID = 9,        /* thread blocks the layout was planned for (any grid is correct) */
     HBP_P_NBLOCKS = 10,    /* non-empty matrix blocks */
     HBP_P_COL_BYTES = 11,  /* 2: HBP_A_COL is uint16 (block_cols <= 65536); 4: int32 (wider blocks) */
-    HBP_P_STEPS = 12,      /* 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
+    HBP_P_STEPS = 12,      /* 2, 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
     HBP_P_PREFETCH = 13,   /* trips (0 .. HBP_MAX_PREFETCH) a warp prefetches into L2 beyond the trip it loads */
-    HBP_P_SPLIT_TAILS = 14 /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
+    HBP_P_SPLIT_TAILS = 14, /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
+    HBP_P_CTAS = 15        /* resident blocks per multiprocessor the kernel is compiled for (CUDA launch bounds)
+                              and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2). The last slot
+                              (SPMVPORT_MAX_PARAMS = 16): the hot column count is HBP_A_HOT's length */
 };
+
+/* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
+#define HBP_NHOT(fd) ((int64_t)((fd)->arrays[HBP_A_HOT].bytes / sizeof(int32_t)))
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
 /* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds) and the grid is planned for
  * (more would start late), by value size and steps per trip: 4 steps 3 in f64, 4 in f32 (at most 85 and 64
  * registers, what the pipeline needs without spilling); 8 steps (twice the entries in flight per lane) 2 in f64,
- * 3 in f32 (at most 128 and 85 registers). */
-#define HBP_CTAS_PER_SM(value_bytes, steps) ((steps) == 8 ? ((value_bytes) == 8 ? 2 : 3) : ((value_bytes) == 8 ? 3 : 4))
+ * 3 in f32 (at most 128 and 85 registers); 2 steps 4 (64 registers). */
+#define HBP_CTAS_PER_SM(value_bytes, steps)                                                                        \
+    ((steps) == 8 ? ((value_bytes) == 8 ? 2 : 3) : (steps) == 4 ? ((value_bytes) == 8 ? 3 : 4) : 4)
+/* The residencies options.hbp_ctas may ask for, i = 0..2, per steps per trip (each is a kernel instantiation,
+ * so only three a step count: the ones around its register need). The default is always one of them. */
+#define HBP_CTAS_OPTION(steps, i)                                                                                  \
+    ((steps) == 8 ? 2 + (i) : (steps) == 4 ? ((i) == 2 ? 6 : 3 + (i)) : ((i) == 0 ? 4 : (i) == 1 ? 6 : 8))
+static inline int hbp_ctas_compiled(int steps, int ctas)
+{
+    return ctas == HBP_CTAS_OPTION(steps, 0) || ctas == HBP_CTAS_OPTION(steps, 1) || ctas == HBP_CTAS_OPTION(steps, 2);
+}
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one

@@ -7,6 +7,7 @@
  *                  the ticket and the done counter (HBP_A_SCHED), so every call starts from zero;
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
+ *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
  *   a warp group   (2..W slots) lane l sums its segment; at step j the lanes with len > j take the next entries
  *                  in lane order (the kernel counts them with a ballot);
  *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
@@ -32,9 +33,9 @@
 typedef struct {
     const uint16_t *col16, *seg_len; /* col16 or col32: the local columns, by col_bytes */
     const int32_t *col32;
-    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr;
+    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *hot;
     int32_t *sched;
-    int32_t ntasks, nfix, grid;
+    int32_t ntasks, nfix, grid, nhot;
     int W, combine;
 } hbp_view;
 
@@ -51,6 +52,8 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.fix_row = fd->arrays[HBP_A_FIX_ROW].data;
     v.part_ptr = fd->arrays[HBP_A_PART_PTR].data;
     v.sched = fd->arrays[HBP_A_SCHED].data;
+    v.hot = fd->arrays[HBP_A_HOT].data;
+    v.nhot = (int32_t)HBP_NHOT(fd);
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
     v.grid = (int32_t)fd->params[HBP_P_GRID];
@@ -61,15 +64,18 @@ static hbp_view view_of(const spmvport_format_data *fd)
 
 static inline int32_t col_at(const hbp_view *v, int32_t e) { return v->col16 ? v->col16[e] : v->col32[e]; }
 
-/* The task's x: its shared-memory window when staged, else global x. */
+/* The task's x: its shared-memory window when staged, else global x, and the hot columns' copy (the kernel's
+ * shared memory holds x[hot[i]] at i; a column c < 0 reads it at -1 - c). */
 typedef struct {
-    int32_t xbase, lo, len;
+    int32_t xbase, lo, len, nhot;
+    const int32_t *hot;
 } hbp_window;
 
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
     static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, int32_t local)                                \
     {                                                                                                          \
+        if (local < 0) return -1 - local < w.nhot ? x[w.hot[-1 - local]] : (REAL)NAN;                          \
         if (w.len == 0) return x[w.xbase + local];                                                             \
         return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
     }                                                                                                          \
@@ -127,7 +133,7 @@ typedef struct {
                               REAL *partial, REAL alpha, REAL beta)                                             \
     {                                                                                                          \
         const int32_t *rec = v->task + (size_t)t * HBP_TASK_INTS;                                              \
-        hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN]};                          \
+        hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN], v->nhot, v->hot};          \
         /* the kernel's warps take units begin + warp, + warps, ...: every unit writes its own outputs, so the \
          * order does not change the result */                                                                 \
         for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++)                                  \

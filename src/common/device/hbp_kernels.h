@@ -11,10 +11,12 @@
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
- *                        both S steps per trip (8 or 4, params[HBP_P_STEPS]), pipelined over the warp's units:
+ *                        both S steps per trip (8, 4 or 2, params[HBP_P_STEPS]), pipelined over the warp's units:
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
  *                          (products in step order: the same sums as one entry at a time, whatever S);
  *                          lane 0 asks L2 for the entries params[HBP_P_PREFETCH] trips beyond (a hint, sm_90).
+ *                      With hot columns (HBP_A_HOT not empty, no task staged) the block first copies x at
+ *                      them into shared memory, and a column c < 0 reads that copy at -1 - c.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
@@ -39,7 +41,7 @@ struct hbp_args {
     const void *col; /* uint16 or int32 local columns (col_bytes): the kernel's Col */
     const uint16_t *seg_len;
     const T *val;
-    const int *unit_ptr, *unit_slot, *seg_out, *task;
+    const int *unit_ptr, *unit_slot, *seg_out, *task, *hot;
     T *partial;
     int *sched;
     const T *x;
@@ -47,6 +49,7 @@ struct hbp_args {
     T alpha, beta;
     int combine;
     int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
+    int nhot;     /* HBP_NHOT: hot columns, x at them copied into shared memory (0: none) */
     int nnz;
 };
 
@@ -58,12 +61,20 @@ PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
 }
 
-/* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local). */
-template <typename T, bool Staged>
+/* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local), or
+ * with hot columns global memory and, for a column c < 0, the hot copy in shared memory at -1 - c. */
+enum { HBP_X_GLOBAL = 0, HBP_X_STAGED = 1, HBP_X_HOT = 2 };
+
+template <typename T, int Mode>
 struct hbp_xview {
-    const T *p;
+    const T *p, *hot;
     int lo;
-    PORT_DEVICE T operator()(int local) const { return Staged ? p[local - lo] : port_ldg(p + local); }
+    PORT_DEVICE T operator()(int local) const
+    {
+        if (Mode == HBP_X_STAGED) return p[local - lo];
+        if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
+        return port_ldg(p + local);
+    }
 };
 
 /* A unit's header: its first slot, slot count (1: long unit) and first entry. */
@@ -143,7 +154,7 @@ PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lan
 }
 
 /* The block's warps take the task's units in turn (warp w: begin + w, + warps, ...). Every lane sums its entries
- * of a unit in order, S steps per trip (8 or 4), and the trips of the warp's units form one software pipeline: a
+ * of a unit in order, S steps per trip (8, 4 or 2), and the trips of the warp's units form one software pipeline: a
  * trip issues its x reads, then the entries of the next trip (of this unit, or the first trip of the warp's next
  * unit), then adds its products in step order, and the unit that ends stores its sums. A lane so has 2 S
  * column/value loads and S x reads in flight, and a trip waits for one load (x) instead of two (column, then x),
@@ -151,8 +162,8 @@ PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lan
  * are loaded two units ahead and seg_len/output_hash one unit ahead, so no unit starts with a chain of dependent
  * loads. No barrier: a warp goes on to the next task's units
  * (or the ticket) as soon as its own are done. */
-template <int W, int S, typename T, typename Col, bool Staged>
-PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Staged> xs)
+template <int W, int S, typename T, typename Col, int Mode>
+PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Mode> xs)
 {
     constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
@@ -234,20 +245,31 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
         port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
-        hbp_task_units<W, S, T, Col, true>(a, begin, end, hbp_xview<T, true>{window, lo});
-    } else {
-        hbp_task_units<W, S, T, Col, false>(a, begin, end, hbp_xview<T, false>{a.x + xbase, 0});
+        hbp_task_units<W, S, T, Col, HBP_X_STAGED>(a, begin, end, hbp_xview<T, HBP_X_STAGED>{window, window, lo});
+        return;
     }
+    if constexpr (Col(-1) < Col(0)) { /* hot columns: signed (int) columns only */
+        if (a.nhot > 0) {
+            hbp_task_units<W, S, T, Col, HBP_X_HOT>(a, begin, end, hbp_xview<T, HBP_X_HOT>{a.x + xbase, window, 0});
+            return;
+        }
+    }
+    hbp_task_units<W, S, T, Col, HBP_X_GLOBAL>(a, begin, end, hbp_xview<T, HBP_X_GLOBAL>{a.x + xbase, window, 0});
 }
 
-template <int W, int S, typename T, typename Col>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, HBP_CTAS_PER_SM(sizeof(T), S))
+template <int W, int S, typename T, typename Col, int Ctas>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     hbp_spmv_kernel(hbp_args<T> a, int ntasks, int fixed)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
+    if (a.nhot > 0) { /* the hot columns' copy, for every task of the block (no task is staged then) */
+        for (int i = (int)port_thread_idx(); i < a.nhot; i += hbp_cta)
+            window[i] = port_ldg(a.x + port_ldg(a.hot + i));
+        port_block_sync();
+    }
     for (int i = 0; i < fixed; i++) hbp_run_task<W, S, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
     /* One barrier per ticket, two slots used in turn: thread 0 writes ticket i's slot before barrier i; a warp
@@ -304,7 +326,10 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if ((prm[HBP_P_COL_BYTES] != 2 && prm[HBP_P_COL_BYTES] != 4) ||
         fd->arrays[HBP_A_COL].bytes != (size_t)fd->nnz * (size_t)prm[HBP_P_COL_BYTES])
         return "hbp: column array inconsistent with col_bytes";
-    if (prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8) return "hbp: steps per trip must be 4 or 8";
+    if (prm[HBP_P_STEPS] != 2 && prm[HBP_P_STEPS] != 4 && prm[HBP_P_STEPS] != 8)
+        return "hbp: steps per trip must be 2, 4 or 8";
+    if (!hbp_ctas_compiled((int)prm[HBP_P_STEPS], (int)prm[HBP_P_CTAS]))
+        return "hbp: no kernel compiled for this many resident blocks per multiprocessor";
     if (prm[HBP_P_PREFETCH] < 0 || prm[HBP_P_PREFETCH] > HBP_MAX_PREFETCH) return "hbp: prefetch trips out of range";
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
@@ -313,7 +338,37 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
         fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
         return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
+    if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
+                             HBP_NHOT(fd) * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256))
+        return "hbp: hot columns inconsistent with the layout";
     return NULL;
+}
+
+/* The SpMV kernel compiled for `ctas` resident blocks per multiprocessor (one of HBP_CTAS_OPTION(S, 0..2)).
+ * HIP's launch bounds take no block count, so there one instantiation serves every ctas. */
+template <int W, int S, typename T, typename Col>
+void launch_hbp_spmv(int ctas, unsigned grid, size_t smem, port_stream_t s, const hbp_args<T> &a, int ntasks,
+                     int fixed)
+{
+    if constexpr (PORT_LAUNCH_MIN_BLOCKS) {
+        if (ctas == HBP_CTAS_OPTION(S, 1)) {
+            PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 1)>)(a, ntasks, fixed);
+            return;
+        }
+        if (ctas == HBP_CTAS_OPTION(S, 2)) {
+            PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 2)>)(a, ntasks, fixed);
+            return;
+        }
+    }
+    PORT_LAUNCH(grid, hbp_cta, smem, s, hbp_spmv_kernel<W, S, T, Col, HBP_CTAS_OPTION(S, 0)>)(a, ntasks, fixed);
+}
+
+template <int W, int S, typename T>
+void launch_hbp_cols(bool wide, int ctas, unsigned grid, size_t smem, port_stream_t s, const hbp_args<T> &a,
+                     int ntasks, int fixed)
+{
+    if (wide) launch_hbp_spmv<W, S, T, int>(ctas, grid, smem, s, a, ntasks, fixed);
+    else launch_hbp_spmv<W, S, T, uint16_t>(ctas, grid, smem, s, a, ntasks, fixed);
 }
 
 /* Launch one execute of an hbp plan: Plan is the backend's plan type (fd and device arrays[] by slot). */
@@ -339,6 +394,8 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.unit_slot = (const int *)d[HBP_A_UNIT_SLOT];
         a.seg_out = (const int *)d[HBP_A_SEG_OUT];
         a.task = (const int *)d[HBP_A_TASK];
+        a.hot = (const int *)d[HBP_A_HOT];
+        a.nhot = (int)HBP_NHOT(fd);
         a.partial = (T *)d[HBP_A_PARTIAL];
         a.sched = (int *)d[HBP_A_SCHED];
         a.x = (const T *)xv;
@@ -349,20 +406,13 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
-        const size_t smem = (size_t)prm[HBP_P_STAGE_COLS] * sizeof(T);
+        const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + HBP_NHOT(fd)) * sizeof(T); /* one of them is 0 */
         const int fixed = hbp_fixed_per_cta(ntasks, grid);
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
-        if (prm[HBP_P_STEPS] == 8) {
-            if (wide)
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, int>)(a, ntasks, fixed);
-            else
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 8, T, uint16_t>)(a, ntasks, fixed);
-        } else {
-            if (wide)
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, int>)(a, ntasks, fixed);
-            else
-                PORT_LAUNCH((unsigned)grid, hbp_cta, smem, s, hbp_spmv_kernel<W, 4, T, uint16_t>)(a, ntasks, fixed);
-        }
+        const int ctas = (int)prm[HBP_P_CTAS];
+        if (prm[HBP_P_STEPS] == 8) launch_hbp_cols<W, 8, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
+        else if (prm[HBP_P_STEPS] == 2) launch_hbp_cols<W, 2, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
+        else launch_hbp_cols<W, 4, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
     }
     if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)

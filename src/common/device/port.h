@@ -56,8 +56,10 @@
  * HIP's second argument means something else (waves per execution unit): there, threads only. */
 #if PORT_HIP
 #define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads)
+#define PORT_LAUNCH_MIN_BLOCKS 0 /* the block count changes nothing: one instantiation serves every count */
 #else
 #define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, blocks)
+#define PORT_LAUNCH_MIN_BLOCKS 1
 #endif
 /* Kernel launch with dynamic shared memory on a stream: PORT_LAUNCH(grid, block, smem, stream, kernel)(args...);
  * the kernel comes last because its template arguments contain commas. */
