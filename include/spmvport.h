@@ -315,6 +315,10 @@ typedef struct spmv_plan_options {
                                   * 1..16 = uniform sub-blocks of this many steps (of the lane count most folds
                                   * get otherwise) whenever there is no long row.
                                   * Ignored with amf_resident. Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_one_step;            /* 0 = uniform sub-blocks of one step (amf_uniform's automatic choice) run on a
+                                  * lighter kernel: each warp loads its folds' bounds, windows and x once, with no
+                                  * step loop, prefetch or register cap; -1 = the general kernel for them too.
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */
@@ -336,7 +340,7 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[11];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int reserved[10];            /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -172,22 +172,23 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* amf_csr's sub-block bounds: uniform (taken from the index: automatic on the small corpus, forced 2 steps) and
- * read from the arrays (amf_uniform = -1), on the edge corpus, a small road-like grid and a circuit (long rows:
- * always the arrays), f64 and f32. */
+/* amf_csr's sub-block bounds: uniform (taken from the index: automatic on the small corpus, on the one-step kernel
+ * and with amf_one_step = -1 on the general one; forced 1 and 2 steps) and read from the arrays (amf_uniform =
+ * -1), on the edge corpus, a small road-like grid and a circuit (long rows: always the arrays), f64 and f32. */
 Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    static const int modes[] = {0, -1, 2};
+    static const int modes[] = {0, -1, 2, 0, 1}, one_step[] = {0, 0, 0, -1, 0};
     static const char *gens[] = {"stencil2d:5:300", "uniform:50000:3", "circuit:200000"};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;
         int n = support_edge_corpus(prec, &cases);
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < 5; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.amf_uniform = modes[v];
+            o.amf_one_step = one_step[v];
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: amf_uniform %d: %s", cases[i].name, modes[v], spmv_last_error(ctx));

@@ -573,6 +573,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_values", offsetof(spmv_plan_options_t, amf_values), {-1, 4}, 2},
         {"amf_resident", offsetof(spmv_plan_options_t, amf_resident), {-1, 9}, 2},
         {"amf_uniform", offsetof(spmv_plan_options_t, amf_uniform), {-2, 17}, 2},
+        {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 1}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -679,6 +680,10 @@ static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int
     if (mode < 0 || fd.params[AMF_P_LONG_ROWS] > 0) cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "%s", name);
     if (mode > 0 && fd.params[AMF_P_LONG_ROWS] == 0 && fd.params[AMF_P_UNITS] > 0)
         cr_assert_eq(fd.params[AMF_P_UNIFORM], mode * (w >> fd.params[AMF_P_UNIFORM_LANES]), "%s", name);
+    /* the one-step kernel exactly for uniform sub-blocks of one step */
+    cr_assert_eq(fd.params[AMF_P_ONE_STEP],
+                 fd.params[AMF_P_UNIFORM] > 0 && fd.params[AMF_P_UNIFORM] == (w >> fd.params[AMF_P_UNIFORM_LANES]),
+                 "%s", name);
     check_executor_direct(&fd, A, name);
     spmvport_format_data_free(&fd);
     double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 1);
@@ -711,6 +716,10 @@ Test(amf_csr, uniform_sub_blocks)
         build_with(&fd, A, 32, &opt);
         if (fd.params[AMF_P_LONG_ROWS] == 0 && i < 2)
             cr_assert_eq(fd.params[AMF_P_UNIFORM], 32 >> fd.params[AMF_P_UNIFORM_LANES], "%s: one step", gens[i]);
+        spmvport_format_data_free(&fd);
+        opt.amf_one_step = -1; /* the same layout on the general kernel */
+        build_with(&fd, A, 32, &opt);
+        cr_assert_eq(fd.params[AMF_P_ONE_STEP], 0, "%s: amf_one_step = -1", gens[i]);
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }

@@ -139,6 +139,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "(uniform sub-blocks of that many steps)", opt->amf_uniform, AMF_MAX_STEPS);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_one_step < -1 || opt->amf_one_step > 0) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_one_step = %d; expected 0 (the one-step kernel for uniform "
+                     "sub-blocks of one step) or -1 (the general kernel)", opt->amf_one_step);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -185,6 +190,7 @@ typedef struct {
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
     int32_t uni_k;           /* uniform sub-blocks: units per sub-block (0: sub-blocks as grouped) */
     int uni_lg;              /* uniform sub-blocks: log2 of their lanes per fold */
+    int one_step;            /* 1: uniform sub-blocks of one step, run on the one-step kernel (options.amf_one_step) */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
 } amf_plan;
@@ -622,14 +628,14 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
-                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d",
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, slot_use, window_use,
-                 (long long)p->win_cap, p->uni_k);
+                 (long long)p->win_cap, p->uni_k, p->one_step);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -653,6 +659,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_VALUES] = p->values;
     fd->params[AMF_P_UNIFORM] = p->uni_k;
     fd->params[AMF_P_UNIFORM_LANES] = p->uni_lg;
+    fd->params[AMF_P_ONE_STEP] = p->one_step;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -728,6 +735,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
     choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, fold_ptr, sub_unit, lanes);
+    /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1) */
+    p.one_step = opt->amf_one_step == 0 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg);
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 

@@ -60,7 +60,9 @@ enum {
     AMF_P_UNIFORM = 16,    /* units per sub-block when every sub-block s is units [s K, min(s K + K, units)) at
                             * one lane count (no long rows): the kernel then derives its bounds from s and loads
                             * neither sub_unit nor sub_lanes (one memory round trip fewer); 0: read the arrays */
-    AMF_P_UNIFORM_LANES = 17 /* log2 of the lanes per fold of every sub-block when AMF_P_UNIFORM > 0 */
+    AMF_P_UNIFORM_LANES = 17, /* log2 of the lanes per fold of every sub-block when AMF_P_UNIFORM > 0 */
+    AMF_P_ONE_STEP = 18       /* 1: uniform sub-blocks of one step (AMF_P_UNIFORM = W >> AMF_P_UNIFORM_LANES) run
+                               * on the one-step kernel (options.amf_one_step); 0: the general kernel */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */

@@ -203,9 +203,39 @@ PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const
         /* a slot outside the fold adds +0, which changes no sum (a sum that starts at +0 never is -0) */
         const T p = k0 + j >= fb && k0 + j < fe ? v[j] * xv[j] : T(0);
         const int r = BITS ? (int)((rows >> (2 * j)) & 3u) : PACKED ? (int)(c[j] & 3u) : lr[j];
+        /* only the entry's own accumulator adds (a predicated add: no select of a zero, 2 instructions fewer per
+         * accumulator and slot in f64); the others would add +0, which changes no sum that is never -0 */
 #pragma unroll
-        for (int i = 0; i < ACC; i++) a[i] += r == i ? p : T(0);
+        for (int i = 0; i < ACC; i++)
+            if (r == i) a[i] += p;
     }
+}
+
+/* The transposing butterfly over a group of `lanes` lanes (warp-uniform, so are the shuffles): while a lane holds
+ * several rows, at xor offset span / 2 the lower half keeps the first half of its rows and receives its partner's
+ * copies of them, the upper half the others; plain xor levels finish. Leaves rows [rb, rb + held) of the fold in
+ * a[0 .. held) of the lanes with (l & (span - 1)) == 0. */
+template <int W, typename T, int ACC>
+PORT_DEVICE void amf_butterfly(T *a, int lanes, int l, int &rb, int &held, int &span)
+{
+    rb = 0;
+    held = ACC;
+    span = lanes;
+#pragma unroll
+    for (int n = ACC; n > 1; n >>= 1) { /* n: rows a lane holds, a constant after unrolling */
+        if (span >= 2) { /* once a group is down to one lane per row set, it stays there */
+            span >>= 1;
+            const bool up = (l & span) != 0;
+#pragma unroll
+            for (int i = 0; i < n / 2; i++) {
+                const T keep = up ? a[i + n / 2] : a[i], send = up ? a[i] : a[i + n / 2];
+                a[i] = keep + port_shfl_xor<W>(send, span);
+            }
+            rb += up ? n / 2 : 0;
+            held = n / 2;
+        }
+    }
+    for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
 }
 
 /* VALS: when a window's values are loaded (options.amf_values, format_amf_csr.h; the layout is the same):
@@ -319,23 +349,8 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
             if (!more) break;
             k = kn;
         }
-        /* transposing levels while a lane holds several rows; lanes is warp-uniform, so are the shuffles */
-        int rb = 0, held = ACC, span = lanes;
-#pragma unroll
-        for (int n = ACC; n > 1; n >>= 1) { /* n: rows a lane holds, a constant after unrolling */
-            if (span >= 2) { /* once a group is down to one lane per row set, it stays there */
-                span >>= 1;
-                const bool up = (l & span) != 0;
-#pragma unroll
-                for (int i = 0; i < n / 2; i++) {
-                    const T keep = up ? a[i + n / 2] : a[i], send = up ? a[i] : a[i + n / 2];
-                    a[i] = keep + port_shfl_xor<W>(send, span);
-                }
-                rb += up ? n / 2 : 0;
-                held = n / 2;
-            }
-        }
-        for (int off = span >> 1; off > 0; off >>= 1) a[0] += port_shfl_xor<W>(a[0], off);
+        int rb, held, span;
+        amf_butterfly<W, T, ACC>(a, lanes, l, rb, held, span);
         /* the fold's row end: the next group's first row, for the last group the next step's first */
         const int src = (lane + lanes) & (W - 1);
         const int r_next = port_shfl_idx<W>(cur.r, src), r_step = port_shfl_idx<W>(nxt.r, src);
@@ -379,6 +394,51 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
                                            sub_unit, sub_lanes, x, y, alpha, beta);
 }
 
+/* Uniform sub-blocks of one step (AMF_P_ONE_STEP, options.amf_one_step): warp s takes units [s G, s G + G),
+ * G = W / L, one fold per group of L lanes, and nothing else: its folds' bounds (and row ends, loaded, not
+ * shuffled), then its windows (columns and values in one round trip), then their x, the adds, the butterfly and
+ * the stores. That is CSR-vector's chain of three round trips, without the general kernel's step loop, bounds
+ * two steps ahead, next-window loads, lane-0 shuffles and register cap: at the launch floor a warp lasts as long
+ * as that serial path. Lane l takes windows l, l + L, ... of its fold (one where every fold spans at most L
+ * windows, what the builder picks), in the order of the general kernel and the CPU executor. */
+template <int W, typename T, bool PACKED, int ACC>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
+    amf_csr_step_kernel(int subs, unsigned nnz, int units, int lg, const int *__restrict__ fold_row,
+                        const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
+                        const unsigned char *__restrict__ local, const T *__restrict__ val, const T *__restrict__ x,
+                        T *__restrict__ y, T alpha, T beta)
+{
+    constexpr int B = AMF_BATCH;
+    if (!port_warp_matches<W>()) return;
+    const long long s = (long long)port_block_idx() * (amf_block / W) + port_thread_idx() / W;
+    if (s >= subs) return; /* whole warps only: the shuffles below see the whole warp */
+    const int lane = port_lane<W>();
+    const int lanes = 1 << lg, l = lane & (lanes - 1);
+    const long long u = s * (W >> lg) + (lane >> lg);
+    const bool active = u < units;
+    const int v = active ? (int)u : units; /* past the last unit: an empty fold */
+    const unsigned b = (unsigned)port_ldg(fold_ptr + v), e = active ? (unsigned)port_ldg(fold_ptr + v + 1) : b;
+    const int r0 = port_ldg(fold_row + v), rows = active ? port_ldg(fold_row + v + 1) - r0 : 0;
+    T a[ACC];
+#pragma unroll
+    for (int i = 0; i < ACC; i++) a[i] = T(0);
+    /* k < 2^31 + 8W: no wrap */
+    for (unsigned k = (b / B + (unsigned)l) * B; b < e && k < e; k += (unsigned)(B << lg)) {
+        amf_window<T> w;
+        T xv[B];
+        amf_load_window<T, PACKED>(w, k, nnz, cols, local, val);
+        amf_gather<T, PACKED>(xv, w.c, k, b, e, x);
+        amf_add<T, PACKED, ACC, false>(a, w.v, xv, w.c, w.lr, 0u, k, b, e);
+    }
+    int rb, held, span;
+    amf_butterfly<W, T, ACC>(a, lanes, l, rb, held, span);
+    if (active && (l & (span - 1)) == 0) {
+#pragma unroll
+        for (int i = 0; i < ACC; i++)
+            if (i < held && rb + i < rows) amf_store(y, r0 + rb + i, alpha, a[i], beta);
+    }
+}
+
 /* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
 template <typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
@@ -418,6 +478,8 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
                                     prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
                                                                 prm[AMF_P_UNIFORM])))
         return "uniform sub-blocks inconsistent with the layout";
+    if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] != 1 || prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
+        return "one-step kernel without one-step uniform sub-blocks";
     if (fd->arrays[AMF_A_FOLD_ROW].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_COLS].bytes != nnz * sizeof(uint32_t) || fd->arrays[AMF_A_VALUES].bytes != nnz * vs ||
@@ -481,10 +543,19 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         else if (min_blocks == 4) by_vals(std::integral_constant<int, 4>());
         else by_vals(std::integral_constant<int, 0>());
     };
+    auto launch_step = [&](auto packed, auto acc) { /* one-step uniform plans: no long rows, no fix-up */
+        PORT_LAUNCH(grid, amf_block, 0, s,
+                    amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value>)
+        (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
+    };
+    auto pick = [&](auto packed, auto acc) {
+        if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc);
+        else launch_main(packed, acc);
+    };
     auto by_acc = [&](auto packed) {
-        if (fold_max <= 1) launch_main(packed, std::integral_constant<int, 1>());
-        else if (fold_max == 2) launch_main(packed, std::integral_constant<int, 2>());
-        else launch_main(packed, std::integral_constant<int, AMF_MAX_FOLD>());
+        if (fold_max <= 1) pick(packed, std::integral_constant<int, 1>());
+        else if (fold_max == 2) pick(packed, std::integral_constant<int, 2>());
+        else pick(packed, std::integral_constant<int, AMF_MAX_FOLD>());
     };
     if (prm[AMF_P_PACKED]) by_acc(std::true_type());
     else by_acc(std::false_type());
