@@ -275,11 +275,13 @@ typedef struct spmv_plan_options {
                                   * per trip 2: 4, 6 or 8; 4: 3, 4 or 6; 8: 2, 3 or 4 (more warps, fewer
                                   * registers: may spill). HIP: the grid only. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call: 0 = none
-                                  * (until measured), -1 = as many as 48 KiB holds (6112 f64, 12224 f32), k > 0 =
-                                  * at most k; only columns read at least once per thread block of the grid, and
-                                  * only with one column block of 32-bit columns and no staged task (graphs).
-                                  * Their reads leave L2 for shared memory (kron:20:16: 42% of the entries, f64) */
+    int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call: 0 =
+                                  * automatic (as many as 48 KiB holds, 6112 f64, 12224 f32, when they take at
+                                  * least a third of the entries, else none), -1 = as many as fit, -2 = none,
+                                  * k > 0 = at most k; only columns read at least once per thread block of the
+                                  * grid, and only with one column block of 32-bit columns and no staged task
+                                  * (graphs). Their reads leave L2 for shared memory (kron:20:16: 42% of the
+                                  * entries, f64). Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_AMF_CSR */
     int amf_fixed_fold;          /* 0 = adaptive folding (T_s and the window cap); -1 = adaptive by T_s alone, without
                                   * the window cap (the rule until 0.2.x's fourth round); 1..4 = fold exactly this many

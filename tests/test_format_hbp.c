@@ -544,14 +544,23 @@ Test(hbp, hot_columns, .timeout = 600)
         spmv_plan_destroy(plan);
         spmv_matrix_destroy(A);
     }
-    /* off by default */
-    spmv_matrix_t *A = generate("kron:17:16", SPMV_F64);
-    spmv_plan_t *plan = plan_of(ctx, A, NULL);
-    spmv_plan_info_t info;
-    spmv_plan_get_info(plan, &info);
-    cr_assert_eq(stat(info.stats, "hot"), 0, "%s", info.stats);
-    spmv_plan_destroy(plan);
-    spmv_matrix_destroy(A);
+    /* automatic: taken on the power-law graph (the hot columns hold over a third of its entries), not on a circuit
+     * (a few dense columns only) and never with hbp_hot = -2 */
+    const char *gens[] = {"kron:17:16", "circuit:200000", "kron:17:16"};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = generate(gens[i], SPMV_F64);
+        spmv_plan_options_t o = options(0, 0, 1 << 20, 0, 0); /* one column block */
+        o.hbp_hot = i == 2 ? -2 : 0;
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s: %s", gens[i], info.stats);
+        if (i == 0) cr_assert(stat(info.stats, "hot") > 0, "%s: %s", gens[i], info.stats);
+        else cr_assert_eq(stat(info.stats, "hot"), 0, "%s: %s", gens[i], info.stats);
+        support_check_format(ctx, SPMV_FORMAT_HBP, &o, gens[i], A, 0);
+        spmv_plan_destroy(plan);
+        spmv_matrix_destroy(A);
+    }
     spmv_context_destroy(ctx);
 }
 
@@ -667,7 +676,7 @@ Test(hbp, bad_options)
     bad[5].hbp_steps = 6;
     bad[9].hbp_ctas = 8; /* 4 steps: 3, 4 or 6 */
     bad[10].hbp_ctas = -1;
-    bad[12].hbp_hot = -2;
+    bad[12].hbp_hot = -3;
     bad[11].hbp_steps = 2;
     bad[11].hbp_ctas = 3; /* 2 steps: 4, 6 or 8 */
     bad[6].hbp_prefetch = 5;

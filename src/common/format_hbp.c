@@ -48,6 +48,8 @@
 #define HBP_DEFAULT_PREFETCH 0           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h): none.
                                           * H200 (run V): 1 trip made every matrix slower, kron:20:16 0.2789 ->
                                           * 0.320 ms f64, circuit 0.2124 -> 0.2436, stencil 0.1312 -> 0.1466 */
+#define HBP_HOT_MIN_SHARE (1.0 / 3.0)   /* options.hbp_hot = 0: hot columns only where they take this share of the
+                                          * entries (choose_hot) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -281,9 +283,9 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "(none)", opt->hbp_prefetch, HBP_DEFAULT_PREFETCH, HBP_MAX_PREFETCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->hbp_hot < -1) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_hot = %d; expected 0 (none), -1 (as many as fit) or a count",
-                     opt->hbp_hot);
+    if (opt->hbp_hot < -2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_hot = %d; expected 0 (automatic), -1 (as many as fit), -2 (none) "
+                     "or a count", opt->hbp_hot);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
@@ -1007,14 +1009,16 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
  * 48 KiB of f64, 42% of the entries) while lying one per 128-byte line, far more lines than L1 holds. Every
  * thread block copies x at them into shared memory once per call (one L2 sector each) and their entries store
  * -1 - (index in the copy). Taken: the most read columns, at most `cap`, each read at least `grid` times (its
- * copy costs a read per block). Returns 0 when out of memory. */
+ * copy costs a read per block), and none unless they take at least `min_share` of the entries (the automatic
+ * rule: on the H200 kron:20:16's 42% made it 11% faster, NotreDame_www's 16% and circuit:5000000's 5% slower: the
+ * copy and the sign test cost more than the few L2 reads saved). Returns 0 when out of memory. */
 static int cmp_int32_desc(const void *p, const void *q)
 {
     const int32_t x = *(const int32_t *)p, y = *(const int32_t *)q;
     return x > y ? -1 : x < y;
 }
 
-static int choose_hot(hbp_build *B, int32_t cap, int32_t grid)
+static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
 {
     const spmv_matrix_t *A = B->A;
     int32_t *deg = spmvport_calloc_array((size_t)A->n, sizeof(int32_t));
@@ -1034,10 +1038,13 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t grid)
         int32_t above = 0;
         for (int32_t c = 0; c < A->n; c++) above += deg[c] > t;
         int32_t at_t = cap - above, h = 0; /* columns of degree t still taken */
+        int64_t covered = 0;                /* entries in the taken columns */
         for (int32_t c = 0; c < A->n; c++) {
             const int take = deg[c] > t || (deg[c] == t && at_t-- > 0);
+            if (take && h < cap) covered += deg[c];
             deg[c] = take && h < cap ? h++ : -1; /* deg becomes the column -> hot index map */
         }
+        if ((double)covered < min_share * (double)A->nnz) h = 0; /* too few reads saved: none */
         B->nhot = h;
         ok = alloc_out(B, HBP_A_HOT, (size_t)h, sizeof(int32_t));
         if (ok && h > 0) {
@@ -1237,10 +1244,11 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
     B->nhot = 0;
-    if (B->hot_want != 0 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
+    if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
         int32_t cap = stage_cap;
         if (B->hot_want > 0 && B->hot_want < cap) cap = B->hot_want;
-        if (!choose_hot(B, cap, grid)) return oom(msg, msglen, "hot columns", A);
+        if (!choose_hot(B, cap, grid, B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
+            return oom(msg, msglen, "hot columns", A);
         if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
     }
     if (B->out[HBP_A_HOT] == NULL && !alloc_out(B, HBP_A_HOT, 0, sizeof(int32_t)))
