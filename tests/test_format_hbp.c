@@ -520,6 +520,16 @@ static spmv_plan_t *plan_of(spmv_context_t *ctx, const spmv_matrix_t *A, const s
     return plan;
 }
 
+/* The info of a plan built with these options (the plan itself is destroyed; the stats are a copy). */
+static spmv_plan_info_t info_of(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_plan_options_t *o)
+{
+    spmv_plan_t *plan = plan_of(ctx, A, o);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    spmv_plan_destroy(plan);
+    return info;
+}
+
 /* Hot columns (hbp_hot): on a power-law graph with 32-bit columns (n > 65536) the most read columns go to the
  * shared-memory copy; the executor reads them only through it (NaN past it) and matches the oracle. */
 Test(hbp, hot_columns, .timeout = 600)
@@ -551,14 +561,11 @@ Test(hbp, hot_columns, .timeout = 600)
         spmv_matrix_t *A = generate(gens[i], SPMV_F64);
         spmv_plan_options_t o = options(0, 0, 1 << 20, 0, 0); /* one column block */
         o.hbp_hot = i == 2 ? -2 : 0;
-        spmv_plan_t *plan = plan_of(ctx, A, &o);
-        spmv_plan_info_t info;
-        spmv_plan_get_info(plan, &info);
+        const spmv_plan_info_t info = info_of(ctx, A, &o);
         cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s: %s", gens[i], info.stats);
         if (i == 0) cr_assert(stat(info.stats, "hot") > 0, "%s: %s", gens[i], info.stats);
         else cr_assert_eq(stat(info.stats, "hot"), 0, "%s: %s", gens[i], info.stats);
         support_check_format(ctx, SPMV_FORMAT_HBP, &o, gens[i], A, 0);
-        spmv_plan_destroy(plan);
         spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
@@ -575,14 +582,11 @@ Test(hbp, ctas_grid)
         spmv_plan_options_t o = options(0, 0, 0, 0, 0);
         o.hbp_steps = steps[i];
         o.hbp_ctas = ctas[i];
-        spmv_plan_t *plan = plan_of(ctx, A, &o);
-        spmv_plan_info_t info;
-        spmv_plan_get_info(plan, &info);
+        const spmv_plan_info_t info = info_of(ctx, A, &o);
         cr_assert_eq(stat(info.stats, "ctas"), expect[i], "%s", info.stats);
         cr_assert_eq(stat(info.stats, "staged_tasks"), 0, "%s", info.stats);
         if (i == 0) grid1 = stat(info.stats, "grid") / expect[0];
         cr_assert_eq(stat(info.stats, "grid"), grid1 * expect[i], "%s", info.stats);
-        spmv_plan_destroy(plan);
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
