@@ -555,7 +555,7 @@ Test(hbp, hot_columns, .timeout = 600)
         spmv_matrix_destroy(A);
     }
     /* automatic: taken on the power-law graph (the hot columns hold over a third of its entries), not on a circuit
-     * (a few dense columns only) and never with hbp_hot = -2 */
+     * (a few dense columns only) and never with hbp_hot = -2; the steps per trip follow */
     const char *gens[] = {"kron:17:16", "circuit:200000", "kron:17:16"};
     for (int i = 0; i < 3; i++) {
         spmv_matrix_t *A = generate(gens[i], SPMV_F64);
@@ -565,6 +565,8 @@ Test(hbp, hot_columns, .timeout = 600)
         cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s: %s", gens[i], info.stats);
         if (i == 0) cr_assert(stat(info.stats, "hot") > 0, "%s: %s", gens[i], info.stats);
         else cr_assert_eq(stat(info.stats, "hot"), 0, "%s: %s", gens[i], info.stats);
+        /* and a graph that takes them runs 8 steps per trip (automatic steps), the others 4 */
+        cr_assert_eq(stat(info.stats, "steps"), i == 0 ? 8 : 4, "%s: %s", gens[i], info.stats);
         support_check_format(ctx, SPMV_FORMAT_HBP, &o, gens[i], A, 0);
         spmv_matrix_destroy(A);
     }

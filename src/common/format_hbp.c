@@ -239,6 +239,7 @@ static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, 
 }
 
 static int32_t choose_block_rows(const hbp_build *B);
+static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev);
 
 static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev,
                                    char *msg, size_t msglen)
@@ -263,7 +264,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_steps != 0 && opt->hbp_steps != 2 && opt->hbp_steps != 4 && opt->hbp_steps != 8) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (4), 2, 4 or 8", opt->hbp_steps);
+        spmvport_msg(msg, msglen, "hbp: options.hbp_steps = %d; expected 0 (automatic: 4, 8 on power-law graphs), 2, 4 or 8", opt->hbp_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     const int steps = opt->hbp_steps > 0 ? opt->hbp_steps : HBP_DEFAULT_STEPS;
@@ -302,6 +303,10 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
     B->split_tails = opt->hbp_tails != 2;
     B->hot_want = opt->hbp_hot;
+    if (!graph_steps(B, opt, dev)) {
+        spmvport_msg(msg, msglen, "hbp: out of memory counting the column reads");
+        return SPMV_STATUS_OUT_OF_MEMORY;
+    }
     /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
     B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
            : B->C >= B->A->n        ? choose_block_rows(B)
@@ -1018,13 +1023,15 @@ static int cmp_int32_desc(const void *p, const void *q)
     return x > y ? -1 : x < y;
 }
 
-static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
+/* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
+ * read at least grid times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
+static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t grid, int32_t **map, int64_t *covered)
 {
-    const spmv_matrix_t *A = B->A;
     int32_t *deg = spmvport_calloc_array((size_t)A->n, sizeof(int32_t));
     int32_t *cand = spmvport_malloc_array((size_t)A->n + 1, sizeof(int32_t));
-    int ok = deg != NULL && cand != NULL;
-    if (ok) {
+    int32_t h = -1;
+    *covered = 0;
+    if (deg != NULL && cand != NULL) {
         for (int32_t k = 0; k < A->nnz; k++) deg[A->col_idx[k]]++;
         int32_t nc = 0;
         for (int32_t c = 0; c < A->n; c++)
@@ -1037,28 +1044,66 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
         }
         int32_t above = 0;
         for (int32_t c = 0; c < A->n; c++) above += deg[c] > t;
-        int32_t at_t = cap - above, h = 0; /* columns of degree t still taken */
-        int64_t covered = 0;                /* entries in the taken columns */
+        int32_t at_t = cap - above; /* columns of degree t still taken */
+        h = 0;
         for (int32_t c = 0; c < A->n; c++) {
-            const int take = deg[c] > t || (deg[c] == t && at_t-- > 0);
-            if (take && h < cap) covered += deg[c];
-            deg[c] = take && h < cap ? h++ : -1; /* deg becomes the column -> hot index map */
+            const int take = (deg[c] > t || (deg[c] == t && at_t-- > 0)) && h < cap;
+            if (take) *covered += deg[c];
+            deg[c] = take ? h++ : -1; /* deg becomes the column -> hot index map */
         }
-        if ((double)covered < min_share * (double)A->nnz) h = 0; /* too few reads saved: none */
-        B->nhot = h;
-        ok = alloc_out(B, HBP_A_HOT, (size_t)h, sizeof(int32_t));
-        if (ok && h > 0) {
-            int32_t *hot = B->out[HBP_A_HOT], *col = B->out[HBP_A_COL];
-            for (int32_t c = 0; c < A->n; c++)
-                if (deg[c] >= 0) hot[deg[c]] = c;
-            HBP_PRAGMA(omp parallel for schedule(static))
-            for (int32_t e = 0; e < A->nnz; e++)
-                if (deg[col[e]] >= 0) col[e] = -1 - deg[col[e]];
-        }
+    } else {
+        free(deg);
+        deg = NULL;
     }
-    free(deg);
     free(cand);
+    *map = deg;
+    return h;
+}
+
+static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
+{
+    const spmv_matrix_t *A = B->A;
+    int32_t *map;
+    int64_t covered;
+    int32_t h = hot_map(A, cap, grid, &map, &covered);
+    if (h < 0) return 0;
+    if ((double)covered < min_share * (double)A->nnz) h = 0; /* too few reads saved: none */
+    B->nhot = h;
+    int ok = alloc_out(B, HBP_A_HOT, (size_t)h, sizeof(int32_t));
+    if (ok && h > 0) {
+        int32_t *hot = B->out[HBP_A_HOT], *col = B->out[HBP_A_COL];
+        for (int32_t c = 0; c < A->n; c++)
+            if (map[c] >= 0) hot[map[c]] = c;
+        HBP_PRAGMA(omp parallel for schedule(static))
+        for (int32_t e = 0; e < A->nnz; e++)
+            if (map[col[e]] >= 0) col[e] = -1 - map[col[e]];
+    }
+    free(map);
     return ok;
+}
+
+/* Fully automatic plans (hbp_steps, hbp_ctas and hbp_hot all 0) of one column block of 32-bit columns whose hot
+ * columns would take the share of the entries (a power-law graph) run 8 steps per trip: on the H200 kron:20:16
+ * with its hot columns took 0.2496 -> 0.2466 ms f64 and 0.2193 -> 0.2084 f32 (run D), where 8 steps made circuit
+ * and FEM slower. Estimated before the layout (which depends on the steps), with the grid of 8 steps and a full
+ * copy; the hot columns themselves are chosen again on the final grid. Returns 0 when out of memory. */
+static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev)
+{
+    const spmv_matrix_t *A = B->A;
+    if (opt->hbp_steps != 0 || opt->hbp_ctas != 0 || opt->hbp_hot != 0 || B->C < A->n || B->col_bytes != 4 ||
+        A->nnz == 0)
+        return 1;
+    const int32_t cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
+    int32_t *map;
+    int64_t covered;
+    if (hot_map(A, cap, planned_grid(dev, (size_t)cap * B->vsize, ctas), &map, &covered) < 0) return 0;
+    free(map);
+    if ((double)covered >= HBP_HOT_MIN_SHARE * (double)A->nnz) {
+        B->steps = 8;
+        B->ctas = ctas;
+    }
+    return 1;
 }
 
 static int narrow_task_columns(hbp_build *B)
