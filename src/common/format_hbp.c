@@ -83,6 +83,9 @@ typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
     int32_t nhot;
+    int32_t *hot_pre;     /* graph_steps' hot-column map (NULL: none), reused by the final choice when hot_pre_done */
+    int32_t hot_pre_n;
+    int hot_pre_done;
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -123,6 +126,7 @@ static void build_free(hbp_build *B)
     free(B->blk_unit); free(B->blk_ent);
     for (int a = 0; a < HBP_NARRAYS; a++) free(B->out[a]);
     free(B->value_map);
+    free(B->hot_pre);
 }
 
 /* Allocate output array `slot` of count elements of size bytes each (zeroed). */
@@ -1060,14 +1064,10 @@ static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t grid, int32_
     return h;
 }
 
-static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
+/* The layout's hot columns from a map (hot_map): the copy's column list, and their entries' columns rewritten. */
+static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
 {
     const spmv_matrix_t *A = B->A;
-    int32_t *map;
-    int64_t covered;
-    int32_t h = hot_map(A, cap, grid, &map, &covered);
-    if (h < 0) return 0;
-    if ((double)covered < min_share * (double)A->nnz) h = 0; /* too few reads saved: none */
     B->nhot = h;
     int ok = alloc_out(B, HBP_A_HOT, (size_t)h, sizeof(int32_t));
     if (ok && h > 0) {
@@ -1078,6 +1078,17 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
         for (int32_t e = 0; e < A->nnz; e++)
             if (map[col[e]] >= 0) col[e] = -1 - map[col[e]];
     }
+    return ok;
+}
+
+static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
+{
+    int32_t *map;
+    int64_t covered;
+    int32_t h = hot_map(B->A, cap, grid, &map, &covered);
+    if (h < 0) return 0;
+    if ((double)covered < min_share * (double)B->A->nnz) h = 0; /* too few reads saved: none */
+    const int ok = apply_hot(B, map, h);
     free(map);
     return ok;
 }
@@ -1097,11 +1108,19 @@ static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_
     const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
     int32_t *map;
     int64_t covered;
-    if (hot_map(A, cap, planned_grid(dev, (size_t)cap * B->vsize, ctas), &map, &covered) < 0) return 0;
-    free(map);
+    const int32_t h = hot_map(A, cap, planned_grid(dev, (size_t)cap * B->vsize, ctas), &map, &covered);
+    if (h < 0) return 0;
+    /* kept for the final choice (one degree count per build): with 8 steps its grid is the estimate's (where a
+     * multiprocessor holds the 2-3 blocks' 48 KiB copies); with 4 steps the grid is larger, fewer columns
+     * qualify and the share stays below the threshold, so none either way */
+    B->hot_pre_done = 1;
     if ((double)covered >= HBP_HOT_MIN_SHARE * (double)A->nnz) {
         B->steps = 8;
         B->ctas = ctas;
+        B->hot_pre = map;
+        B->hot_pre_n = h;
+    } else {
+        free(map);
     }
     return 1;
 }
@@ -1292,7 +1311,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
         int32_t cap = stage_cap;
         if (B->hot_want > 0 && B->hot_want < cap) cap = B->hot_want;
-        if (!choose_hot(B, cap, grid, B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
+        if (B->hot_pre_done ? !apply_hot(B, B->hot_pre, B->hot_pre_n)
+                            : !choose_hot(B, cap, grid, B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
             return oom(msg, msglen, "hot columns", A);
         if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
     }
