@@ -153,6 +153,13 @@ static size_t smem_budget(const spmv_device_info_t *dev)
     return b < HBP_SMEM_DEFAULT ? b : HBP_SMEM_DEFAULT; /* above 48 KiB needs opt-in and starves occupancy */
 }
 
+/* Values of x a block's shared memory holds without opt-in, less the kernel's static part: the longest staged
+ * window and the hot-column copy. */
+static int32_t smem_cols(const spmv_device_info_t *dev, size_t vsize)
+{
+    return (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / vsize);
+}
+
 /* The paper's rule: x segment of 2/3 of the shared memory, rounded down to a power of two (48 KiB, f64: 4096). */
 static int32_t default_block_cols(const spmv_device_info_t *dev, size_t vsize)
 {
@@ -1009,10 +1016,12 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
     return sum;
 }
 
-/* Blocks wider than 65536 columns store 32-bit columns. When every task's columns (entries and window) span
- * fewer than 65536, the columns go back to 16 bits relative to the task: its xbase moves to its first column.
- * A band cut by narrow blocks but narrower than a task's rows plus the band (a 3-D stencil) saves 2 bytes per
- * entry; random columns (graphs) span everything and stay 32-bit. Returns 0 when out of memory. */
+static int cmp_int32_desc(const void *p, const void *q)
+{
+    const int32_t x = *(const int32_t *)p, y = *(const int32_t *)q;
+    return x > y ? -1 : x < y;
+}
+
 /* Hot columns (options.hbp_hot): with one column block, 32-bit columns and no staged task, the shared memory is
  * free, and on a power-law graph a few thousand columns take a large share of the reads (kron:20:16: the top 6112,
  * 48 KiB of f64, 42% of the entries) while lying one per 128-byte line, far more lines than L1 holds. Every
@@ -1020,12 +1029,7 @@ static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t s
  * -1 - (index in the copy). Taken: the most read columns, at most `cap`, each read at least `grid` times (its
  * copy costs a read per block), and none unless they take at least `min_share` of the entries (the automatic
  * rule: on the H200 kron:20:16's 42% made it 11% faster, NotreDame_www's 16% and circuit:5000000's 5% slower: the
- * copy and the sign test cost more than the few L2 reads saved). Returns 0 when out of memory. */
-static int cmp_int32_desc(const void *p, const void *q)
-{
-    const int32_t x = *(const int32_t *)p, y = *(const int32_t *)q;
-    return x > y ? -1 : x < y;
-}
+ * copy and the sign test cost more than the few L2 reads saved). */
 
 /* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
  * read at least grid times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
@@ -1064,7 +1068,8 @@ static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t grid, int32_
     return h;
 }
 
-/* The layout's hot columns from a map (hot_map): the copy's column list, and their entries' columns rewritten. */
+/* The layout's hot columns from a map (hot_map): the copy's column list, and their entries' columns rewritten.
+ * Returns 0 when out of memory. */
 static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
 {
     const spmv_matrix_t *A = B->A;
@@ -1081,6 +1086,7 @@ static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
     return ok;
 }
 
+/* hot_map, then apply_hot (none when below min_share). Returns 0 when out of memory. */
 static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
 {
     int32_t *map;
@@ -1097,14 +1103,14 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
  * columns would take the share of the entries (a power-law graph) run 8 steps per trip: on the H200 kron:20:16
  * with its hot columns took 0.2496 -> 0.2466 ms f64 and 0.2193 -> 0.2084 f32 (run D), where 8 steps made circuit
  * and FEM slower. Estimated before the layout (which depends on the steps), with the grid of 8 steps and a full
- * copy; the hot columns themselves are chosen again on the final grid. Returns 0 when out of memory. */
+ * copy; the map is kept as the final choice. Returns 0 when out of memory. */
 static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev)
 {
     const spmv_matrix_t *A = B->A;
     if (opt->hbp_steps != 0 || opt->hbp_ctas != 0 || opt->hbp_hot != 0 || B->C < A->n || B->col_bytes != 4 ||
         A->nnz == 0)
         return 1;
-    const int32_t cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    const int32_t cap = smem_cols(dev, B->vsize);
     const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
     int32_t *map;
     int64_t covered;
@@ -1125,6 +1131,10 @@ static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_
     return 1;
 }
 
+/* Blocks wider than 65536 columns store 32-bit columns. When every task's columns (entries and window) span
+ * fewer than 65536, the columns go back to 16 bits relative to the task: its xbase moves to its first column.
+ * A band cut by narrow blocks but narrower than a task's rows plus the band (a 3-D stencil) saves 2 bytes per
+ * entry; random columns (graphs) span everything and stay 32-bit. Returns 0 when out of memory. */
 static int narrow_task_columns(hbp_build *B)
 {
     if (B->col_bytes != 4 || B->ntasks == 0) return 1;
@@ -1288,7 +1298,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if ((st = count_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
     if ((st = fill_units(B, msg, msglen)) != SPMV_STATUS_SUCCESS) return st;
 
-    int32_t stage_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / B->vsize);
+    const int32_t stage_cap = smem_cols(dev, B->vsize);
     /* the grid depends on the longest staged window, which depends on the tasks: plan for the widest window,
      * then again for the grid of the window the tasks really stage (no staging: B->ctas) */
     int32_t grid =
@@ -1309,9 +1319,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
     B->nhot = 0;
     if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
-        int32_t cap = stage_cap;
-        if (B->hot_want > 0 && B->hot_want < cap) cap = B->hot_want;
-        if (B->hot_pre_done ? !apply_hot(B, B->hot_pre, B->hot_pre_n)
+        const int32_t cap = B->hot_want > 0 && B->hot_want < stage_cap ? B->hot_want : stage_cap;
+        if (B->hot_pre_done ? !apply_hot(B, B->hot_pre, B->hot_pre_n) /* graph_steps' map */
                             : !choose_hot(B, cap, grid, B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
             return oom(msg, msglen, "hot columns", A);
         if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);

@@ -599,7 +599,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
-                 (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] >> 1 & 1), (long long)z->tiles,
+                 (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0), (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
