@@ -380,7 +380,9 @@ typedef struct spmv_plan_info {
     size_t device_bytes;       /* every device buffer the plan owns */
     double build_ms;           /* host analysis and construction */
     double upload_ms;          /* allocation and copy to the device */
-    char stats[512];           /* format statistics, "key=value" separated by ';' */
+    char stats[512];           /* format statistics, "key=value" separated by ';', pairs always whole; with
+                                * auto_tune the last pair is "auto_tune=fmt:ms,..." and format pairs that do
+                                * not fit beside it are dropped from the end */
 } spmv_plan_info_t;
 
 SPMV_API spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "internal.h" /* spmvport_stats_fit, the stats truncation rule */
 #include "support.h"
 
 /* The worked example of spmvport.h. */
@@ -370,6 +371,33 @@ Test(oracle, catches_one_ulp_too_many_and_nan)
     cr_assert(isnan(ratio) && row == 2);
     cr_assert_eq(spmv_reference_check(A, 1, x, 1, NULL, y, &ratio, NULL), SPMV_STATUS_INVALID_ARGUMENT);
     spmv_matrix_destroy(A);
+}
+
+/* Stats reach the caller as whole pairs and the auto_tune timings always fit: CI once saw a tile or hbp plan
+ * (about 450 characters of pairs) win the search and the timings cut off mid-number. */
+Test(plan, stats_keep_whole_pairs_and_the_tail)
+{
+    char src[64], dst[24];
+    strcpy(src, "a=1;bb=22;ccc=333");
+    spmvport_stats_fit(dst, sizeof dst, src, sizeof src, NULL);
+    cr_assert_str_eq(dst, "a=1;bb=22;ccc=333");
+    spmvport_stats_fit(dst, sizeof dst, src, sizeof src, "t=0.12,x:9");
+    cr_assert_str_eq(dst, "a=1;bb=22;t=0.12,x:9", "'%s'", dst); /* 23 characters at most: ccc gives way */
+    spmvport_stats_fit(dst, sizeof dst, src, sizeof src, "t=0.12,x:9,y:88");
+    cr_assert_str_eq(dst, "a=1;t=0.12,x:9,y:88", "'%s'", dst);
+    spmvport_stats_fit(dst, sizeof dst, src, sizeof src, "tail=0123456789abcdefg");
+    cr_assert_str_eq(dst, "tail=0123456789abcdefg", "'%s'", dst); /* no pair fits beside it */
+    spmvport_stats_fit(dst, sizeof dst, src, sizeof src, "tail=0123456789abcdefgh-too-long");
+    cr_assert_str_eq(dst, "a=1;bb=22;ccc=333", "'%s'", dst); /* a tail that cannot fit is the one dropped */
+    spmvport_stats_fit(dst, 10, src, sizeof src, NULL);
+    cr_assert_str_eq(dst, "a=1;bb=22", "'%s'", dst);
+    spmvport_stats_fit(dst, 9, src, sizeof src, NULL);
+    cr_assert_str_eq(dst, "a=1", "'%s'", dst);
+    char full[14] = "a=1;bb=22;ccc"; /* a source that filled its buffer: "ccc=333" was cut */
+    spmvport_stats_fit(dst, sizeof dst, full, sizeof full, NULL);
+    cr_assert_str_eq(dst, "a=1;bb=22", "'%s'", dst);
+    spmvport_stats_fit(dst, sizeof dst, "", 1, "t=1");
+    cr_assert_str_eq(dst, "t=1");
 }
 
 /* AUTO by measurement: every candidate is timed, the fastest kept; the result must be as correct as any plan */

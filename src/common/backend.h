@@ -19,7 +19,7 @@ extern "C" {
 #endif
 
 /* Bump when the table or spmvport_format_data changes; the core refuses a module of another version. */
-#define SPMVPORT_BACKEND_ABI 3
+#define SPMVPORT_BACKEND_ABI 4
 #define SPMVPORT_BACKEND_ENTRY "spmvport_backend_entry"
 
 /* ---- host-built format data ---------------------------------------------------------------------- */
@@ -67,7 +67,7 @@ typedef struct spmvport_format_data {
      * value_map[s] (-1: padding, stays 0). NULL means the value arrays are the CSR values in CSR order. */
     int32_t *value_map;
     int64_t value_slots;
-    char stats[512];                    /* "key=value;..." for spmv_plan_info_t.stats */
+    char stats[1024];                   /* "key=value;..." (whole pairs reach spmv_plan_info_t.stats) */
     /* reordering formats: index into arrays[] of the int32 row / column permutation (plan index -> A's
      * index), -1 when the format keeps A's ordering */
     int row_perm_array, col_perm_array;

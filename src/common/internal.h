@@ -30,6 +30,11 @@ void spmvport_msg(char *msg, size_t len, const char *fmt, ...)
 #endif
     ;
 
+/* Copy the "key=value;..." pairs of src (a buffer of src_cap bytes) into dst (cap bytes) followed by tail
+ * (";"-joined; tail may be NULL). Pairs are kept whole: when they do not all fit, pairs are dropped from the
+ * end of src so that tail always fits (a tail longer than dst is dropped instead). */
+void spmvport_stats_fit(char *dst, size_t cap, const char *src, size_t src_cap, const char *tail);
+
 /* ---- host CSR (double values) used by the reader, the generators and the oracle ----------------------- */
 
 typedef struct spmvport_csr {

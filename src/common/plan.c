@@ -121,7 +121,7 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     in->device_bytes = device_bytes;
     in->build_ms = t1 - t0;
     in->upload_ms = t2 - t1;
-    memcpy(in->stats, p->fd.stats, sizeof in->stats);
+    spmvport_stats_fit(in->stats, sizeof in->stats, p->fd.stats, sizeof p->fd.stats, NULL);
     *plan = p;
     return SPMV_STATUS_SUCCESS;
 }
@@ -178,8 +178,10 @@ static spmv_status_t plan_auto_tune(spmv_plan_t **plan, spmv_context_t *ctx, con
     /* the plan's build time is the whole search; the stats name every timed candidate (median ms) */
     best->info.build_ms = spmvport_now_ms() - t0 - best->info.upload_ms;
     spmvport_clear_error(ctx); /* skipped candidates' messages are not this call's error */
-    size_t used = strlen(best->info.stats);
-    snprintf(best->info.stats + used, sizeof best->info.stats - used, "%sauto_tune=%s", used ? ";" : "", tried);
+    char section[sizeof tried + 16];
+    snprintf(section, sizeof section, "auto_tune=%s", tried);
+    /* the timings always reach the caller: format pairs give way from the end when both do not fit */
+    spmvport_stats_fit(best->info.stats, sizeof best->info.stats, best->fd.stats, sizeof best->fd.stats, section);
     *plan = best;
     return SPMV_STATUS_SUCCESS;
 }

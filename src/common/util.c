@@ -24,6 +24,31 @@ void spmvport_msg(char *msg, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+void spmvport_stats_fit(char *dst, size_t cap, const char *src, size_t src_cap, const char *tail)
+{
+    if (dst == NULL || cap == 0) return;
+    size_t keep = strlen(src), tail_len = tail != NULL ? strlen(tail) : 0;
+    if (tail_len + 1 > cap) tail_len = 0; /* a tail that cannot fit at all is the part dropped */
+    /* a source that filled its buffer may end in a cut pair: drop it */
+    if (keep + 1 >= src_cap)
+        while (keep > 0 && src[keep - 1] != ';') keep--;
+    size_t room = cap - 1 - tail_len; /* characters left for src and the ';' */
+    if (keep > 0 && tail_len > 0) room = room > 0 ? room - 1 : 0;
+    while (keep > room) { /* whole pairs only: cut back to the previous ';' */
+        keep--;
+        while (keep > 0 && src[keep] != ';') keep--;
+    }
+    while (keep > 0 && src[keep - 1] == ';') keep--;
+    memcpy(dst, src, keep);
+    size_t used = keep;
+    if (tail_len > 0) {
+        if (used > 0) dst[used++] = ';';
+        memcpy(dst + used, tail, tail_len);
+        used += tail_len;
+    }
+    dst[used] = '\0';
+}
+
 spmv_status_t spmvport_fail(spmv_context_t *ctx, spmv_status_t status, const char *fmt, ...)
 {
     va_list ap;
