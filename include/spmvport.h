@@ -344,7 +344,14 @@ typedef struct spmv_plan_options {
                                   * backend runs (all but ehyb, whose METIS step costs seconds), time a few
                                   * executes of each on scratch vectors, keep the fastest (plan creation then
                                   * costs the sum of the candidates' builds; the stats say what was timed) */
-    int reserved[10];            /* zero; room for more options without breaking the ABI (48 ints in all since
+    int hbp_unit_trips;          /* SPMV_FORMAT_HBP: most kernel trips (S steps each) one warp unit takes: 0 =
+                                  * automatic (no cap, unless the matrix is too small to give every resident
+                                  * warp a long chain; then the cap of the best estimated time, docs/formats/
+                                  * hbp.md "Small matrices"), -1 = no cap (warp groups of segments up to 4 W
+                                  * entries, segments cut every 1024), k > 0 = groups of segments up to k S
+                                  * entries, longer ones warp-strided and cut every k S W entries (at most 1024).
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[9];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -71,6 +71,15 @@ Test(hbp, corpus_w32_f64) { spmv_plan_options_t o = options(32, 0, 0, 0, 0); cor
 Test(hbp, corpus_w64_f64) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); corpus(SPMV_F64, &o); }
 Test(hbp, corpus_w32_f32) { spmv_plan_options_t o = options(32, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
 Test(hbp, corpus_w64_f32) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
+/* the corpus is small, so the defaults cap the units' trips (hbp_unit_trips); the uncapped layout too */
+Test(hbp, corpus_uncapped)
+{
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_unit_trips = -1;
+    corpus(SPMV_F64, &o);
+    o.warp_size = 64;
+    corpus(SPMV_F32, &o);
+}
 Test(hbp, shared_w32_f64, .timeout = 600) { shared(32, SPMV_F64); }
 Test(hbp, shared_w64_f64, .timeout = 600) { shared(64, SPMV_F64); }
 Test(hbp, shared_w32_f32, .timeout = 600) { shared(32, SPMV_F32); }
@@ -259,7 +268,7 @@ static void walk_units(layout_check *c)
             int32_t rows[64], len[64];
             for (int32_t l = 0; l < lanes; l++) {
                 len[l] = seg_len[s0 + l];
-                cr_assert(len[l] >= 1 && len[l] <= HBP_MAX_SEG, "%s: segment of %d entries in slot %d", c->name, len[l],
+                cr_assert(len[l] >= 1 && len[l] <= fd->params[HBP_P_MAX_SEG], "%s: segment of %d entries in slot %d", c->name, len[l],
                       s0 + l);
                 rows[l] = slot_row(c, seg_out[s0 + l]);
                 total += len[l];
@@ -326,14 +335,17 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     cr_assert(c.row_of && c.row_nseg && c.part_row && c.hits && c.part_hits && c.row_direct);
     const int32_t C = (int32_t)prm[HBP_P_BLOCK_COLS];
     const int32_t trip = (int32_t)prm[HBP_P_STEPS] * fd->warp_size; /* a long unit's entries per trip */
+    const int32_t max_seg = (int32_t)prm[HBP_P_MAX_SEG];
+    cr_assert(max_seg == HBP_MAX_SEG || (max_seg % trip == 0 && max_seg < HBP_MAX_SEG), "%s: segments cut every %d",
+              name, max_seg);
     for (int32_t r = 0; r < A->m; r++)
         for (int32_t k = A->row_ptr[r], e; k < A->row_ptr[r + 1]; k = e) {
-            /* a run of the row in one column block: pieces of HBP_MAX_SEG, then (split tails) the rest as whole
+            /* a run of the row in one column block: pieces of max_seg, then (split tails) the rest as whole
              * trips plus a tail of fewer than 4 W entries, else the rest whole */
             for (e = k; e < A->row_ptr[r + 1] && A->col_idx[e] / C == A->col_idx[k] / C; e++) c.row_of[e] = r;
             for (int32_t left = e - k; left > 0; c.row_nseg[r]++) {
                 int32_t tail = left % trip;
-                left -= left > HBP_MAX_SEG ? HBP_MAX_SEG
+                left -= left > max_seg ? max_seg
                         : prm[HBP_P_SPLIT_TAILS] && left > trip && tail > 0 && tail < 4 * fd->warp_size ? left - tail
                                                                                                       : left;
             }
@@ -424,6 +436,19 @@ Test(hbp_layout, hot_columns)
     layouts(32, SPMV_F64, &o);
     o.hbp_hot = 3;
     layouts(64, SPMV_F32, &o);
+}
+Test(hbp_layout, unit_trips)
+{
+    spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+    o.hbp_unit_trips = -1;
+    layouts(32, SPMV_F64, &o);
+    o.hbp_tails = 2;
+    layouts(64, SPMV_F32, &o);
+    o.hbp_tails = 0;
+    o.hbp_unit_trips = 3; /* segments cut every 3 S W entries: not a power of two */
+    layouts(32, SPMV_F32, &o);
+    o.hbp_steps = 8;
+    layouts(64, SPMV_F64, &o);
 }
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
 Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
@@ -678,7 +703,8 @@ Test(hbp, bad_options)
                                  options(0, 0, 0, -1, 0), options(0, 0, 0, 0, 2), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
-                                 options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
+    bad[13].hbp_unit_trips = -2;
     bad[5].hbp_steps = 6;
     bad[9].hbp_ctas = 8; /* 4 steps: 3, 4 or 6 */
     bad[10].hbp_ctas = -1;
@@ -798,6 +824,7 @@ Test(hbp, hash_parameters)
     spmv_matrix_t *A = generate("kron:12:16", SPMV_F64);
     for (int w = 32; w <= 64; w *= 2) {
         spmv_plan_options_t o = options(w, 512, 0, 0, 0);
+        o.hbp_unit_trips = -1; /* t_long as the hash makes it, no cap */
         spmv_plan_t *plan = plan_of(ctx, A, &o);
         spmv_plan_info_t info;
         spmv_plan_get_info(plan, &info);
@@ -814,6 +841,36 @@ Test(hbp, hash_parameters)
 }
 
 /* The builder checks what it reads: columns out of range or not increasing, a broken row pointer. */
+/* The unit cap (hbp_unit_trips): automatic on a small power-law graph (its long rows would hold one warp for
+ * tens of trips while the device idles), none on rows that all fit a few trips; forced and off as asked. */
+Test(hbp, unit_trips)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *graph = generate("kron:12:16", SPMV_F64), *even = generate("uniform:200000:16", SPMV_F64);
+    const int want[] = {0, -1, 3};
+    for (int i = 0; i < 3; i++) {
+        spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+        o.hbp_unit_trips = want[i];
+        spmv_plan_info_t info = info_of(ctx, graph, &o);
+        const double cap = stat(info.stats, "unit_trips"), steps = stat(info.stats, "steps");
+        if (want[i] == 0) cr_assert(cap >= 1 && cap <= 16, "automatic: capped on a small graph: %s", info.stats);
+        else cr_assert_eq(cap, want[i] > 0 ? want[i] : 0, "%s", info.stats);
+        if (cap > 0) {
+            cr_assert_eq(stat(info.stats, "max_seg"), fmin(HBP_MAX_SEG, cap * steps * 32), "%s", info.stats);
+            cr_assert(stat(info.stats, "t_long") <= cap * steps + 1, "%s", info.stats);
+        } else {
+            cr_assert_eq(stat(info.stats, "max_seg"), HBP_MAX_SEG, "%s", info.stats);
+            cr_assert(stat(info.stats, "t_long") >= 32, "%s", info.stats);
+        }
+    }
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    spmv_plan_info_t info = info_of(ctx, even, &o);
+    cr_assert_eq(stat(info.stats, "unit_trips"), 0, "rows of 16 entries take 4 trips anyway: %s", info.stats);
+    spmv_matrix_destroy(graph);
+    spmv_matrix_destroy(even);
+    spmv_context_destroy(ctx);
+}
+
 Test(hbp, untrusted_input)
 {
     spmv_device_info_t dev;

@@ -6,7 +6,7 @@
  * Passes (each parallel with OpenMP where it pays; all deterministic):
  *   0. width   the column-block width from the matrix's density (one pass over the columns); with one column
  *              block, the block height (the hash grouping's scope) from the trips it saves on sample rows;
- *   1. count   every row's segments (its runs of at most HBP_MAX_SEG entries in one column block, a long run's
+ *   1. count   every row's segments (its runs of at most max_seg entries in one column block, a long run's
  *              tail cut off its whole trips: first_piece), checking the input;
  *   2. scatter the segments into column-major block order (a stable counting sort by column block, so rows
  *              stay ascending inside each block) with each segment's output destination;
@@ -82,6 +82,8 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
+    int unit_trips;       /* most trips of a unit (0: no cap): options.hbp_unit_trips, choose_unit_trips */
+    int32_t max_seg;      /* segments are cut every max_seg entries: HBP_MAX_SEG, or unit_trips S W */
     int32_t nhot;
     int32_t *hot_pre;     /* graph_steps' hot-column map (NULL: none), reused by the final choice when hot_pre_done */
     int32_t hot_pre_n;
@@ -251,6 +253,7 @@ static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, 
 
 static int32_t choose_block_rows(const hbp_build *B);
 static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev);
+static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested);
 
 static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev,
                                    char *msg, size_t msglen)
@@ -300,6 +303,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "or a count", opt->hbp_hot);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_unit_trips < -1) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_unit_trips = %d; expected 0 (automatic), -1 (no cap) or a count "
+                     "of trips", opt->hbp_unit_trips);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
@@ -328,6 +336,9 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     }
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
+    B->unit_trips = choose_unit_trips(B, dev, opt->hbp_unit_trips);
+    const int64_t cut = (int64_t)B->unit_trips * B->steps * B->W; /* whole trips of a long unit */
+    B->max_seg = B->unit_trips > 0 && cut < HBP_MAX_SEG ? (int32_t)cut : HBP_MAX_SEG;
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -336,14 +347,14 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
  * ========================================================================================================= */
 
 /* The first piece of a run of `left` entries of one row in one column block (count_segments and
- * scatter_segments cut alike): pieces of HBP_MAX_SEG; then, with split_tails, a rest longer than one trip of a
- * long unit (S W entries, which divides HBP_MAX_SEG) is cut into its whole trips and a tail of fewer than
+ * scatter_segments cut alike): pieces of max_seg; then, with split_tails, a rest longer than one trip of a
+ * long unit (S W entries, which divides max_seg) is cut into its whole trips and a tail of fewer than
  * HBP_LONG_WARPS W entries. The long unit so has no trip with idle lanes, and the tail, a short segment, joins a
  * warp group of like lengths (kron:20:16: 62.7K long units of 3.65 trips each, ~0.65 of them a partial one). */
 static int32_t first_piece(const hbp_build *B, int32_t left)
 {
     const int32_t trip = B->steps * B->W;
-    if (left > HBP_MAX_SEG) return HBP_MAX_SEG;
+    if (left > B->max_seg) return B->max_seg;
     if (B->split_tails && left > trip && left % trip != 0 && left % trip < HBP_LONG_WARPS * B->W)
         return left - left % trip;
     return left;
@@ -650,6 +661,9 @@ static void sample_hash(hbp_build *B)
         for (int a = 0; a <= HBP_MAX_A; a++)
             if ((B->seg_len[s] >> a) > HBP_TOP_BUCKET) past[a]++;
     B->h = hash_for(hash_shift(past, samples), B->R, B->W);
+    /* a unit cap: a group's lanes at most unit_trips S entries (its trips); longer segments are warp-strided */
+    if (B->unit_trips > 0 && (int64_t)B->unit_trips * B->steps + 1 < B->h.t_long)
+        B->h.t_long = B->unit_trips * B->steps + 1;
 }
 
 /* ===========================================================================================================
@@ -747,6 +761,71 @@ static int32_t choose_block_rows(const hbp_build *B)
     int k = 0;
     while (k + 1 < HBP_ROWS_CANDIDATES && (double)trips[k + 1] < HBP_ROWS_GAIN * (double)trips[k]) k++;
     return HBP_DEFAULT_BLOCK_ROWS << k;
+}
+
+/* ===========================================================================================================
+ * The unit cap. A warp's time is its units' trips, each a memory round trip. On a large matrix every warp has
+ * many units and the total sets the time; on one too small to give each resident warp more than a few trips,
+ * the longest unit does: a group of 32 rows of ~120 entries takes 30 trips while most of the device idles
+ * (wiki-Vote, 104K entries: 44 tasks, ~25 us against cuSPARSE's 9). A cap of k trips per unit makes segments of
+ * more than k S entries warp-strided (wasting lanes, which are idle anyway) and cuts long ones every k S W. The
+ * builder estimates, from the row lengths, each cap's time as max(longest unit, work / resident warps) in
+ * trips, work counting a quarter trip per unit (its header loads), and keeps the largest cap within 10% of the
+ * best (fewer units, fewer partials).
+ * ========================================================================================================= */
+
+#define HBP_UNIT_TRIPS_MAX 16            /* the largest cap tried (then 8, 4, 2, 1) */
+#define HBP_UNIT_TRIPS_GAIN 0.9          /* a smaller cap must be 10% faster by the estimate */
+
+/* Estimated time in trips with at most `cap` trips per unit (0: no cap: groups up to HBP_LONG_WARPS W entries,
+ * segments of HBP_MAX_SEG), for `warps` resident warps. */
+static double unit_trips_estimate(const spmv_matrix_t *A, int S, int W, int cap, double warps)
+{
+    const int64_t trip = (int64_t)S * W;
+    int64_t t_long = (int64_t)HBP_LONG_WARPS * W, max_seg = HBP_MAX_SEG;
+    if (cap > 0 && (int64_t)cap * S + 1 < t_long) t_long = (int64_t)cap * S + 1;
+    if (cap > 0 && cap * trip < max_seg) max_seg = cap * trip;
+    int64_t lane_trips = 0, short_rows = 0, long_trips = 0, units = 0, longest = 0;
+    for (int32_t r = 0; r < A->m; r++) {
+        const int64_t len = A->row_ptr[r + 1] - A->row_ptr[r];
+        if (len == 0) continue;
+        if (len < t_long) { /* a lane of a warp group */
+            const int64_t t = (len + S - 1) / S;
+            lane_trips += t;
+            short_rows++;
+            if (t > longest) longest = t;
+        } else { /* warp-strided pieces of max_seg */
+            const int64_t t = (len + trip - 1) / trip, piece = max_seg / trip;
+            long_trips += t;
+            units += (len + max_seg - 1) / max_seg;
+            if ((t < piece ? t : piece) > longest) longest = t < piece ? t : piece;
+        }
+    }
+    units += (short_rows + W - 1) / W;
+    const double work = (double)lane_trips / W + (double)long_trips + 0.25 * (double)units;
+    return work / warps > (double)longest ? work / warps : (double)longest;
+}
+
+/* options.hbp_unit_trips: -1 none, k > 0 k, 0 automatic (above). Returns the cap, 0 for none. */
+static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested)
+{
+    if (requested != 0) return requested > 0 ? requested : 0;
+    const spmv_matrix_t *A = B->A;
+    const int S = B->steps, W = B->W;
+    const double warps = (double)planned_grid(dev, 0, B->ctas) * (HBP_CTA_THREADS / W);
+    /* where every warp has a full-length group's trips of work or more, no unit is the critical path */
+    const int64_t longest_group = ((int64_t)HBP_LONG_WARPS * W + S - 1) / S;
+    if ((double)A->nnz >= warps * (double)S * W * (double)longest_group) return 0;
+    int best = 0;
+    double best_t = unit_trips_estimate(A, S, W, 0, warps);
+    for (int cap = HBP_UNIT_TRIPS_MAX; cap >= 1; cap /= 2) {
+        const double t = unit_trips_estimate(A, S, W, cap, warps);
+        if (t < HBP_UNIT_TRIPS_GAIN * best_t) {
+            best = cap;
+            best_t = t;
+        }
+    }
+    return best;
 }
 
 /* ===========================================================================================================
@@ -986,11 +1065,12 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
     t->open = 0;
 }
 
-/* About four tasks per thread block of the grid, at least 8 W entries. */
+/* About four tasks per thread block of the grid, at least 8 W entries; with a unit cap (a matrix too small to
+ * fill the device) no minimum: a task is then one round of units, so they spread over more thread blocks. */
 static int64_t task_target(const hbp_build *B, int32_t grid)
 {
     int64_t target = (int64_t)B->A->nnz / (4 * (int64_t)grid);
-    return target < 8 * B->W ? 8 * B->W : target;
+    return target < 8 * B->W && B->unit_trips == 0 ? 8 * B->W : target;
 }
 
 /* Count the tasks (task == NULL) or write them. */
@@ -1362,6 +1442,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_PREFETCH] = B->prefetch;
     p[HBP_P_SPLIT_TAILS] = B->split_tails;
     p[HBP_P_CTAS] = B->ctas;
+    p[HBP_P_MAX_SEG] = B->max_seg;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1372,14 +1453,14 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld;ctas=%d;hot=%d",
+                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
-                 B->split_tails, (long long)trips, B->ctas, B->nhot);
+                 B->split_tails, (long long)trips, B->ctas, B->nhot, B->unit_trips, B->max_seg);
     return hand_over(B, fd, msg, msglen);
 }
 

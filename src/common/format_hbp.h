@@ -6,7 +6,7 @@
  * describes the layout in full; in short:
  *
  *   The matrix is cut into blocks of block_rows x block_cols. A row segment is the part of one row inside one
- *   block, cut every HBP_MAX_SEG entries, the last piece of a long one into whole warp trips and a short tail
+ *   block, cut every params[HBP_P_MAX_SEG] entries, the last piece of a long one into whole warp trips and a short tail
  *   (empty segments are not stored). Inside a block the short segments are
  *   put in the order of the nonlinear hash of their length and cut into warp groups of W segments (one lane
  *   each, entries stored column-major: the first entries of the group's rows, then the second ones, ...); each
@@ -73,9 +73,12 @@ enum {
     HBP_P_STEPS = 12,      /* 2, 4 or 8: steps of a warp group per kernel loop trip (entries a lane loads ahead) */
     HBP_P_PREFETCH = 13,   /* trips (0 .. HBP_MAX_PREFETCH) a warp prefetches into L2 beyond the trip it loads */
     HBP_P_SPLIT_TAILS = 14, /* 1: long runs' last pieces are cut into whole trips and a tail (format_hbp.c) */
-    HBP_P_CTAS = 15        /* resident blocks per multiprocessor the kernel is compiled for (CUDA launch bounds)
-                              and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2). The last slot
-                              (SPMVPORT_MAX_PARAMS = 16): the hot column count is HBP_A_HOT's length */
+    HBP_P_CTAS = 15,       /* resident blocks per multiprocessor the kernel is compiled for (CUDA launch bounds)
+                              and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2). The hot column
+                              count is HBP_A_HOT's length */
+    HBP_P_MAX_SEG = 16     /* a row's run in a block is cut every max_seg entries: HBP_MAX_SEG, or whole trips
+                              of a long unit (k S W, options.hbp_unit_trips) on matrices too small to fill the
+                              device, where the longest unit sets the time */
 };
 
 /* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
@@ -99,7 +102,8 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one
-                               dense row is spread over several warps (and segment lengths fit 16 bits) */
+                               dense row is spread over several warps (and segment lengths fit 16 bits); the
+                               default of params[HBP_P_MAX_SEG] */
 #define HBP_MAX_PREFETCH 4  /* most trips of prefetch ahead (options.hbp_prefetch) */
 #define HBP_COMBINE_PARTIALS 1
 #define HBP_COMBINE_ATOMICS 2
