@@ -770,13 +770,13 @@ static int32_t choose_block_rows(const hbp_build *B)
  * (wiki-Vote, 104K entries: 44 tasks, ~25 us against cuSPARSE's 9). A cap of k trips per unit makes segments of
  * more than k S entries warp-strided (wasting lanes, which are idle anyway) and cuts long ones every k S W. The
  * builder estimates, from the row lengths, each cap's time in trips as longest unit + (trips + 2.5 units) /
- * resident warps, and keeps the largest cap within 10% of the best (fewer units, fewer partials). The 2.5 is
+ * resident warps, and keeps the largest cap within 5% of the best (fewer units, fewer partials). The 2.5 is
  * measured: on the H200 (f64, 8 shared matrices x 6 caps, run M) time ~ 7.9 us + 0.52 us x longest + 1.31 us x
  * units per warp, a unit costing what 2.5 trips do (its header, lengths and first x read are a chain).
  * ========================================================================================================= */
 
 #define HBP_UNIT_TRIPS_MAX 16            /* the largest cap tried (then 8, 4, 2, 1) */
-#define HBP_UNIT_TRIPS_GAIN 0.9          /* a smaller cap must be 10% faster by the estimate */
+#define HBP_UNIT_TRIPS_GAIN 0.95         /* a smaller cap must be 5% faster by the estimate */
 #define HBP_UNIT_COST 2.5                /* a unit's start, in trips (fit above) */
 
 /* Estimated time in trips with at most `cap` trips per unit (0: no cap: groups up to HBP_LONG_WARPS W entries,

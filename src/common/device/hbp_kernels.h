@@ -4,7 +4,9 @@
  * src/cpu_ref/hbp_executor.c does:
  *
  *   hbp_spmv_kernel    HBP_CTA_THREADS threads per block. Block c runs its fixed tasks [c*q, (c+1)*q), then
- *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out. Per task: the
+ *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out; with no more
+ *                      tasks than blocks, block c runs task c alone (small matrices: the tickets' and the done
+ *                      counter's atomics would be most of the time). Per task: the
  *                      block copies the task's x window into shared memory (when the task is staged, between
  *                      two barriers; unstaged tasks have none), then its warps take the task's units in turn,
  *                      each loading the next unit's lengths and outputs ahead:
@@ -269,6 +271,10 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
         for (int i = (int)port_thread_idx(); i < a.nhot; i += hbp_cta)
             window[i] = port_ldg(a.x + port_ldg(a.hot + i));
         port_block_sync();
+    }
+    if (ntasks <= grid) { /* a task per block (the launch's grid is at most ntasks): no ticket, no counter */
+        if (cta < ntasks) hbp_run_task<W, S, T, Col>(a, cta, window);
+        return;
     }
     for (int i = 0; i < fixed; i++) hbp_run_task<W, S, T, Col>(a, cta * fixed + i, window);
     const int first = fixed * grid; /* the competitive part */
