@@ -251,6 +251,20 @@ static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, 
     return (int32_t)sms * (int32_t)per_sm;
 }
 
+/* A unit cap of k trips (0: none; options.hbp_unit_trips): segments of t_long entries or more are warp-strided,
+ * so a group's lanes hold at most k S entries; and segments are cut every k S W entries (whole trips of a long
+ * unit), at most HBP_MAX_SEG. The builder and the cap's estimate both use these. */
+static int32_t capped_t_long(int cap, int S, int32_t t_long)
+{
+    return cap > 0 && (int64_t)cap * S + 1 < t_long ? cap * S + 1 : t_long;
+}
+
+static int32_t capped_max_seg(int cap, int S, int W)
+{
+    const int64_t cut = (int64_t)cap * S * W;
+    return cap > 0 && cut < HBP_MAX_SEG ? (int32_t)cut : HBP_MAX_SEG;
+}
+
 static int32_t choose_block_rows(const hbp_build *B);
 static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev);
 static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested);
@@ -337,8 +351,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
     B->unit_trips = choose_unit_trips(B, dev, opt->hbp_unit_trips);
-    const int64_t cut = (int64_t)B->unit_trips * B->steps * B->W; /* whole trips of a long unit */
-    B->max_seg = B->unit_trips > 0 && cut < HBP_MAX_SEG ? (int32_t)cut : HBP_MAX_SEG;
+    B->max_seg = capped_max_seg(B->unit_trips, B->steps, B->W);
     return SPMV_STATUS_SUCCESS;
 }
 
@@ -661,9 +674,7 @@ static void sample_hash(hbp_build *B)
         for (int a = 0; a <= HBP_MAX_A; a++)
             if ((B->seg_len[s] >> a) > HBP_TOP_BUCKET) past[a]++;
     B->h = hash_for(hash_shift(past, samples), B->R, B->W);
-    /* a unit cap: a group's lanes at most unit_trips S entries (its trips); longer segments are warp-strided */
-    if (B->unit_trips > 0 && (int64_t)B->unit_trips * B->steps + 1 < B->h.t_long)
-        B->h.t_long = B->unit_trips * B->steps + 1;
+    B->h.t_long = capped_t_long(B->unit_trips, B->steps, B->h.t_long);
 }
 
 /* ===========================================================================================================
@@ -783,10 +794,8 @@ static int32_t choose_block_rows(const hbp_build *B)
  * segments of HBP_MAX_SEG), for `warps` resident warps. */
 static double unit_trips_estimate(const spmv_matrix_t *A, int S, int W, int cap, double warps)
 {
-    const int64_t trip = (int64_t)S * W;
-    int64_t t_long = (int64_t)HBP_LONG_WARPS * W, max_seg = HBP_MAX_SEG;
-    if (cap > 0 && (int64_t)cap * S + 1 < t_long) t_long = (int64_t)cap * S + 1;
-    if (cap > 0 && cap * trip < max_seg) max_seg = cap * trip;
+    const int64_t trip = (int64_t)S * W, t_long = capped_t_long(cap, S, HBP_LONG_WARPS * W);
+    const int64_t max_seg = capped_max_seg(cap, S, W);
     int64_t lane_trips = 0, short_rows = 0, long_trips = 0, units = 0, longest = 0;
     for (int32_t r = 0; r < A->m; r++) {
         const int64_t len = A->row_ptr[r + 1] - A->row_ptr[r];
@@ -797,10 +806,10 @@ static double unit_trips_estimate(const spmv_matrix_t *A, int S, int W, int cap,
             short_rows++;
             if (t > longest) longest = t;
         } else { /* warp-strided pieces of max_seg */
-            const int64_t t = (len + trip - 1) / trip, piece = max_seg / trip;
+            const int64_t t = (len + trip - 1) / trip, piece = max_seg / trip, unit = t < piece ? t : piece;
             long_trips += t;
             units += (len + max_seg - 1) / max_seg;
-            if ((t < piece ? t : piece) > longest) longest = t < piece ? t : piece;
+            if (unit > longest) longest = unit;
         }
     }
     units += (short_rows + W - 1) / W;
