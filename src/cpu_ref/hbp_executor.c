@@ -2,9 +2,11 @@
  * hbp_executor.c -- CPU executor of format hbp, walking the arrays exactly as src/common/device/hbp_kernels.h
  * does (layout: src/common/format_hbp.h, docs/formats/hbp.md), in the matrix's precision:
  *
- *   thread blocks  `grid` of them (params); block c runs the fixed tasks [c*q, (c+1)*q), q = hbp_fixed_per_cta,
- *                  then takes tasks q*grid + ticket++ until they run out; the block that finishes last resets
- *                  the ticket and the done counter (HBP_A_SCHED), so every call starts from zero;
+ *   thread blocks  grid = min(params' grid, tasks), as the kernel is launched; with no more tasks than that,
+ *                  block c runs task c (no ticket, no counter); else block c runs the fixed tasks [c*q, (c+1)*q),
+ *                  q = hbp_fixed_per_cta, then takes tasks q*grid + ticket++ until they run out; the block that
+ *                  finishes last resets the ticket and the done counter (HBP_A_SCHED), so every call starts from
+ *                  zero;
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
@@ -56,7 +58,7 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.nhot = (int32_t)HBP_NHOT(fd);
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
-    v.grid = (int32_t)fd->params[HBP_P_GRID];
+    v.grid = (int32_t)(fd->params[HBP_P_GRID] < v.ntasks ? fd->params[HBP_P_GRID] : v.ntasks); /* the launch's */
     v.W = fd->warp_size;
     v.combine = (int)fd->params[HBP_P_COMBINE];
     return v;
@@ -143,6 +145,10 @@ typedef struct {
     static void block_##SUFFIX(const hbp_view *v, const REAL *val, int32_t c, const REAL *x, REAL *y,           \
                                REAL *partial, REAL alpha, REAL beta)                                            \
     {                                                                                                          \
+        if (v->ntasks <= v->grid) { /* a task per block */                                                     \
+            task_##SUFFIX(v, val, c, x, y, partial, alpha, beta);                                              \
+            return;                                                                                            \
+        }                                                                                                      \
         const int32_t fixed = hbp_fixed_per_cta(v->ntasks, v->grid);                                           \
         for (int32_t i = 0; i < fixed; i++) task_##SUFFIX(v, val, c * fixed + i, x, y, partial, alpha, beta);  \
         for (;;) { /* the competitive part */                                                                  \
