@@ -529,6 +529,59 @@ Test(amf_csr, resident_option)
     spmv_context_destroy(ctx);
 }
 
+/* T_l grouping weighs a fold at least one window (or the mean fold when shorter): a long run of empty rows, whose
+ * folds all take a slot of a step, gets sub-blocks of about T_l / that many folds, not AMF_MAX_STEPS steps of them
+ * (NotreDame_www, 58% empty rows: its slowest sub-block had 16 steps). */
+Test(amf_csr, empty_row_runs_make_short_sub_blocks)
+{
+    enum { M = 60000, FULL = 8000, EMPTY = 44000 }; /* rows of 3 entries, a run of empty rows, rows of 3 */
+    int32_t *row_ptr = malloc((M + 1) * sizeof *row_ptr), *col = malloc(3 * (M - EMPTY) * sizeof *col);
+    double *val = malloc(3 * (M - EMPTY) * sizeof *val);
+    cr_assert(row_ptr && col && val);
+    int32_t nz = 0;
+    row_ptr[0] = 0;
+    for (int32_t r = 0; r < M; r++) {
+        if (r < FULL || r >= FULL + EMPTY)
+            for (int32_t k = 0; k < 3; k++, nz++) {
+                col[nz] = (r + 7 * k) % M;
+                val[nz] = 1.0 + (nz % 5);
+            }
+        row_ptr[r + 1] = nz;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, M, M, nz, row_ptr, col, val, SPMV_F64, 0, SPMV_MATRIX_SORT),
+                 SPMV_STATUS_SUCCESS);
+    free(row_ptr);
+    free(col);
+    free(val);
+    const int ws[] = {32, 64};
+    for (int i = 0; i < 2; i++) {
+        spmv_plan_options_t opt = options(ws[i], 0);
+        opt.amf_uniform = -1; /* T_l grouping */
+        spmvport_format_data fd;
+        build_with(&fd, A, ws[i], &opt);
+        check_layout(&fd, A, "empty-row run");
+        const int32_t *fold_ptr = fd.arrays[AMF_A_FOLD_PTR].data, *sub = fd.arrays[AMF_A_SUB_UNIT].data;
+        const int64_t units = fd.params[AMF_P_UNITS], t_l = fd.params[AMF_P_T_L];
+        const double mean = (double)A->nnz / (double)units, least = mean < AMF_BATCH ? mean : AMF_BATCH;
+        const int64_t most = (int64_t)((double)t_l / least), by_entries = 16 * (ws[i] / 2); /* AMF_MAX_STEPS */
+        cr_assert_lt(most, by_entries / 4, "W = %d: the test needs T_l / weight %lld well under %lld", ws[i],
+                     (long long)most, (long long)by_entries);
+        int64_t widest = 0;
+        for (int64_t s = 0; s < fd.params[AMF_P_SUB_BLOCKS]; s++) {
+            const int64_t folds = sub[2 * s + 1] - sub[2 * s];
+            if (folds > widest) widest = folds;
+            cr_assert(folds == 1 || folds <= most, "W = %d: sub-block %lld holds %lld folds, %lld entries (T_l %lld)",
+                      ws[i], (long long)s, (long long)folds, (long long)(fold_ptr[sub[2 * s + 1]] - fold_ptr[sub[2 * s]]),
+                      (long long)t_l);
+        }
+        cr_assert_gt(widest, 1, "W = %d: folds are grouped", ws[i]);
+        check_executor_direct(&fd, A, "empty-row run");
+        spmvport_format_data_free(&fd);
+    }
+    spmv_matrix_destroy(A);
+}
+
 /* The lane model: folds that one round of aligned AMF_BATCH-entry windows covers at 2 lanes keep 2 lanes; a lone
  * long fold gets the whole warp. */
 Test(amf_csr, lanes_from_fold_lengths)
@@ -729,6 +782,18 @@ Test(amf_csr, uniform_sub_blocks)
     spmvport_format_data fd;
     build_normal(&fd, B, 32, 0);
     cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "262144 rows: grouped sub-blocks");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(B);
+    /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
+     * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
+     * whose modelled total is less (NotreDame_www) */
+    cr_assert_eq(spmv_matrix_generate(&B, "uniform:200000:2", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    build_normal(&fd, B, 32, 0);
+    cr_assert_eq(fd.params[AMF_P_UNIFORM], 16, "%s", fd.stats);
+    cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s", fd.stats);
+    cr_assert_gt(fd.params[AMF_P_SUB_BLOCKS], 2592, "%s", fd.stats);
+    check_layout(&fd, B, "uniform:200000:2");
+    check_executor_direct(&fd, B, "uniform:200000:2");
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(B);
     spmv_context_destroy(ctx);

@@ -185,6 +185,7 @@ typedef struct {
     int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
     int32_t parts;           /* one-wave sub-block target (0: grouped by T_l) */
     int64_t step_nnz;        /* entries of one full step of average folds (T_l's floor) */
+    double avg_fold;         /* mean entries per fold: the least a fold weighs when grouped by T_l */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -276,7 +277,8 @@ static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, 
 /* T_l and the typical lanes per fold, from the folds' average length. */
 static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
 {
-    double avg_fold = p->folds > 0 ? (double)p->short_nnz / p->folds : 0.0;
+    const double avg_fold = p->folds > 0 ? (double)p->short_nnz / p->folds : 0.0;
+    p->avg_fold = avg_fold;
     p->lanes0_log2 = lanes_log2_for(avg_fold, p->w_log2);
     int64_t side = (int64_t)(p->w >> p->lanes0_log2);      /* G: folds side by side in a warp */
     int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
@@ -291,7 +293,19 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
     p->t_l = target < lo ? lo : target > hi ? hi : target;
 }
 
-/* Group folds into sub-blocks; sub_unit has room for 2 * folds. */
+/* A fold's weight in T_l grouping (below). */
+static double fold_weight(const amf_plan *p, const int32_t *fold_ptr, int32_t u)
+{
+    const double len = (double)(fold_ptr[u + 1] - fold_ptr[u]);
+    const double least = p->avg_fold < AMF_BATCH ? p->avg_fold : AMF_BATCH;
+    return len > least ? len : least;
+}
+
+/* Group folds into sub-blocks of at most T_l; sub_unit has room for 2 * folds. A fold weighs its entries, but at
+ * least one window (AMF_BATCH entries; the mean fold when that is less): its lanes load at least one window each
+ * round whatever its length, and a step costs at least one round. By entries alone, runs of empty rows made
+ * sub-blocks of AMF_MAX_STEPS steps that ran long after the rest (NotreDame_www: 58% empty rows, runs of up to
+ * 5308; its slowest sub-block modelled 23 round trips, now 3.5). */
 static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit)
 {
     const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w / 2);
@@ -302,11 +316,11 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
             continue;
         }
         int32_t b = u;
-        int64_t nz = fold_ptr[u + 1] - fold_ptr[u];
+        double weight = fold_weight(p, fold_ptr, u);
         u++;
         while (u < p->units && u - b < max_units && !unit_is_long(fold_row, fold_ptr, u) &&
-               nz + (fold_ptr[u + 1] - fold_ptr[u]) <= p->t_l) {
-            nz += fold_ptr[u + 1] - fold_ptr[u];
+               weight + fold_weight(p, fold_ptr, u) <= (double)p->t_l) {
+            weight += fold_weight(p, fold_ptr, u);
             u++;
         }
         sub_unit[2 * s] = b;
@@ -408,6 +422,29 @@ static int64_t max_rounds(const int32_t *fold_ptr, int32_t folds, int lg)
     return most;
 }
 
+/* Many-wave one-step layouts (below): the modelled total of the warps at 2^lg lanes per fold, in quarter round
+ * trips. A warp of r rounds costs its first round as a step of the general kernel (4 + 1 for the reduction and
+ * stores) and 8 for each further one (the one-step kernel loads no window ahead: columns, then x, two round trips),
+ * plus the chain before its first add (the folds' bounds, the first windows, their x: AMF_CHAIN), which every
+ * sub-block of the grouped layout pays too. Past one wave a warp that starts late takes the slot of one that
+ * finished, so totals, not the slowest warp, compare the layouts. */
+#define AMF_CHAIN 12
+static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, int w)
+{
+    const int32_t side = w >> lg;
+    const int64_t lanes = (int64_t)1 << lg;
+    int64_t total = 0;
+    for (int32_t base = 0; base < folds; base += side) {
+        int64_t rounds = 1;
+        for (int32_t u = base; u < folds && u < base + side; u++) {
+            const int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
+            if (need > rounds) rounds = need;
+        }
+        total += 8 * rounds - 3 + AMF_CHAIN;
+    }
+    return total;
+}
+
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
  * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
@@ -444,8 +481,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
             k = side;
         }
     }
-    if (best == 0) return;
-    if (mode == 0) { /* the grouped layout's slowest sub-block, its bounds' round trip, its waves */
+    if (mode == 0 && best > 0) { /* the grouped layout's slowest sub-block, its bounds' round trip, its waves */
         int64_t slowest = 0;
         for (int32_t s = 0; s < p->sub_blocks; s++) {
             const int64_t c = sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w);
@@ -453,6 +489,22 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
         }
         if (best_cost > (slowest + 4) * ((p->sub_blocks + resident - 1) / resident)) return;
     }
+    /* no one-step layout fits one wave, but T_l sub-blocks are one step too (T_l at its floor): many waves of
+     * one-step warps when their total is no more than the grouped layout's (NotreDame_www) */
+    if (mode == 0 && best == 0 && p->t_l <= p->step_nnz) {
+        int64_t grouped = 0;
+        for (int32_t s = 0; s < p->sub_blocks; s++)
+            grouped += sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w) + 4 + AMF_CHAIN;
+        for (int lg = lo; lg <= hi; lg++) {
+            const int64_t total = one_step_total(fold_ptr, p->folds, lg, p->w);
+            if (total <= grouped && (best == 0 || total < best_cost)) {
+                best = lg;
+                best_cost = total;
+                k = p->w >> lg;
+            }
+        }
+    }
+    if (best == 0) return;
     int64_t widest = 0;
     p->sub_blocks = (int32_t)((p->folds + k - 1) / k); /* k >= 1: at most folds sub-blocks */
     for (int32_t s = 0; s < p->sub_blocks; s++) {
