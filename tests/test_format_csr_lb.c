@@ -69,8 +69,8 @@ Test(csr_lb_split, empty_row_runs)
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
- * L2 they are "large" (arrays far beyond the cache), with a 60 MB L2 every long-row class fits and takes csr_vector,
- * unless a row would take csr_vector more than 32 steps (the circuit's dense row, the graph's hubs): amf_csr. */
+ * L2 they are "large" (arrays far beyond the cache), with a 60 MB L2 every long-row class fits: regular long rows
+ * (FEM blocks) take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs) amf_csr. */
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
@@ -79,7 +79,7 @@ Test(format_choose, gpu_rule_by_class)
         {"fem3d:3:10", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_VECTOR},
         {"circuit:20000", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR},
         {"kron:12:16", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR},
-        {"kron:8:4", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_VECTOR}};
+        {"kron:8:4", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR}};
     spmv_device_info_t gpu;
     memset(&gpu, 0, sizeof gpu);
     gpu.backend = SPMV_BACKEND_CUDA;

@@ -70,19 +70,15 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 /* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200):
  *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.38x cuSPARSE f64)
  *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.01x)
- *   GPU, the matrix's arrays fit in the L2 cache                 csr_vector  (one launch, where csr_lb needs two:
- *                                                                             NotreDame_www 1.26x, bcsstk33 1.31x)
- *     unless its longest row takes csr_vector more than 32 steps amf_csr     (a long row is one group's serial
- *                                                                             chain: circuit_1 72 us in csr_vector,
- *                                                                             6.8 in amf_csr, cuSPARSE 10)
+ *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
+ *                                                                             bcsstk33 1.30x)
+ *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
+ *                                                                             mbeacxc, ca-GrQc 1.35-1.64x csr_vector
+ *                                                                             f64, session 7 run U; circuit_1 12x)
  *   GPU, skewed rows averaging more than 16                      vendor      (Kronecker: csr_lb 0.93x)
  *   GPU, other long or skewed rows                               csr_lb      (FEM blocks 1.10x, circuit 1.16x)
  *   CPU, longer rows                                             csr_vector
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
-#define AUTO_VECTOR_STEPS 32 /* H200, 27 shared matrices with long or skewed rows (session 6, runs N and O): at
-                              * most 30 steps csr_vector took <= 12.4 us (NotreDame_www, where amf_csr took 27.6);
-                              * from 33 steps (ego-Facebook 14.4 us) to 3450 (brainpc2 963 us) amf_csr took 5.6-9.1 */
-
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
@@ -98,10 +94,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     if (gpu) {
         const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                              ((double)A->m + 1) * sizeof(int32_t);
-        if (dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes) {
-            const int lanes = spmvport_csr_vector_lanes(A->m, A->nnz, dev->warp_size > 0 ? dev->warp_size : 32);
-            return longest > AUTO_VECTOR_STEPS * lanes ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_VECTOR;
-        }
+        if (dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes)
+            return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
         return !regular && avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
