@@ -755,8 +755,13 @@ static int parse_manifest_line(char *line, manifest_row *row)
         save = tab + 1;
     }
     if (strcmp(fields[0], "name") == 0) return 0;
-    snprintf(row->name, sizeof row->name, "%s", fields[0]);
-    snprintf(row->symmetry, sizeof row->symmetry, "%s", fields[4]);
+    /* a name that does not fit is a failure, not a silently truncated name that matches no file */
+    const size_t name_len = strlen(fields[0]), sym_len = strlen(fields[4]);
+    cr_assert_lt(name_len, sizeof row->name, "MANIFEST.tsv: name '%.40s...' over %zu characters", fields[0],
+                 sizeof row->name - 1);
+    cr_assert_lt(sym_len, sizeof row->symmetry, "MANIFEST.tsv: %s: symmetry '%.40s' too long", fields[0], fields[4]);
+    memcpy(row->name, fields[0], name_len + 1);
+    memcpy(row->symmetry, fields[4], sym_len + 1);
     row->rows = strtol(fields[1], NULL, 10);
     row->cols = strtol(fields[2], NULL, 10);
     row->nnz_stored = strtol(fields[3], NULL, 10);
