@@ -453,8 +453,10 @@ static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, in
  * sub-block when those warps fit in one wave of resident warps (launch-floor matrices, where the kernel lasts as
  * long as its slowest warp): the lane count whose slowest step needs the fewest rounds (ties: fewer lanes), kept
  * if that warp (4 quarters a round + 1) is no slower than the grouped layout's slowest sub-block plus its bounds'
- * round trip (+4), times the waves of resident warps the grouped layout needs. Rewrites sub_unit and lanes (room
- * for 2 x folds and folds). */
+ * round trip (+4), times the waves of resident warps the grouped layout needs; when no lane count fits one wave
+ * but T_l is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total
+ * (one_step_total), kept if no more than the grouped layout's. Rewrites sub_unit and lanes (room for 2 x folds and
+ * folds). */
 static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
                            int32_t *sub_unit, uint8_t *lanes)
 {
