@@ -41,6 +41,7 @@
 #define AMF_RESIDENT 0          /* waves of equal sub-blocks when neither amf_resident nor amf_waves is set (0: T_l
                                  * grouping at AMF_WAVES); unmeasured on a GPU yet, hence 0 */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
+#define AMF_CHAIN 12            /* the lane model's chain before a warp's first add, in quarter round trips */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -185,7 +186,7 @@ typedef struct {
     int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
     int32_t parts;           /* one-wave sub-block target (0: grouped by T_l) */
     int64_t step_nnz;        /* entries of one full step of average folds (T_l's floor) */
-    double avg_fold;         /* mean entries per fold: the least a fold weighs when grouped by T_l */
+    double fold_floor;       /* the least a fold weighs when grouped by T_l: AMF_BATCH, or the mean fold if less */
     int64_t t_s, t_l;        /* thresholds */
     int64_t short_rows, short_nnz;
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
@@ -278,7 +279,7 @@ static int32_t one_wave_parts(const amf_plan *p, const spmv_device_info_t *dev, 
 static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
 {
     const double avg_fold = p->folds > 0 ? (double)p->short_nnz / p->folds : 0.0;
-    p->avg_fold = avg_fold;
+    p->fold_floor = avg_fold < AMF_BATCH ? avg_fold : AMF_BATCH;
     p->lanes0_log2 = lanes_log2_for(avg_fold, p->w_log2);
     int64_t side = (int64_t)(p->w >> p->lanes0_log2);      /* G: folds side by side in a warp */
     int64_t lo = (int64_t)ceil((double)side * avg_fold);   /* one full step */
@@ -297,8 +298,7 @@ static void choose_t_l(amf_plan *p, const spmv_device_info_t *dev)
 static double fold_weight(const amf_plan *p, const int32_t *fold_ptr, int32_t u)
 {
     const double len = (double)(fold_ptr[u + 1] - fold_ptr[u]);
-    const double least = p->avg_fold < AMF_BATCH ? p->avg_fold : AMF_BATCH;
-    return len > least ? len : least;
+    return len > p->fold_floor ? len : p->fold_floor;
 }
 
 /* Group folds into sub-blocks of at most T_l; sub_unit has room for 2 * folds. A fold weighs its entries, but at
@@ -366,22 +366,27 @@ static void group_one_wave(amf_plan *p, const int32_t *fold_row, const int32_t *
     p->t_l = widest; /* T_l stays a bound on a sub-block's entries */
 }
 
+/* Rounds of one step, folds [base, end) at `lanes` lanes each: its longest fold's windows over the lanes, at
+ * least one. */
+static int64_t step_rounds(const int32_t *fold_ptr, int32_t base, int32_t end, int64_t lanes)
+{
+    int64_t rounds = 1;
+    for (int32_t u = base; u < end; u++) {
+        const int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
+        if (need > rounds) rounds = need;
+    }
+    return rounds;
+}
+
 /* Modelled time of sub-block [b, e) at 2^lg lanes per fold, in quarter memory round trips: each step (W / 2^lg
  * folds side by side) costs as many round trips as its longest fold needs rounds of one aligned window of
  * AMF_BATCH entries per lane (at least one), plus a quarter for its reduction and stores. */
 static int64_t sub_block_cost(const int32_t *fold_ptr, int32_t b, int32_t e, int lg, int w)
 {
     const int32_t side = w >> lg;
-    const int64_t lanes = (int64_t)1 << lg; /* windows a group loads per round trip */
     int64_t cost = 0;
-    for (int32_t base = b; base < e; base += side) {
-        int64_t batches = 1;
-        for (int32_t u = base; u < e && u < base + side; u++) {
-            int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
-            if (need > batches) batches = need;
-        }
-        cost += 4 * batches + 1;
-    }
+    for (int32_t base = b; base < e; base += side)
+        cost += 4 * step_rounds(fold_ptr, base, e - base < side ? e : base + side, (int64_t)1 << lg) + 1;
     return cost;
 }
 
@@ -410,38 +415,19 @@ static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32
     }
 }
 
-/* Rounds of the slowest step when every step holds W / 2^lg consecutive folds (at least one round). */
-static int64_t max_rounds(const int32_t *fold_ptr, int32_t folds, int lg)
-{
-    const int64_t lanes = (int64_t)1 << lg;
-    int64_t most = 1;
-    for (int32_t u = 0; u < folds; u++) {
-        const int64_t r = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
-        if (r > most) most = r;
-    }
-    return most;
-}
-
 /* Many-wave one-step layouts (below): the modelled total of the warps at 2^lg lanes per fold, in quarter round
  * trips. A warp of r rounds costs its first round as a step of the general kernel (4 + 1 for the reduction and
  * stores) and 8 for each further one (the one-step kernel loads no window ahead: columns, then x, two round trips),
  * plus the chain before its first add (the folds' bounds, the first windows, their x: AMF_CHAIN), which every
  * sub-block of the grouped layout pays too. Past one wave a warp that starts late takes the slot of one that
  * finished, so totals, not the slowest warp, compare the layouts. */
-#define AMF_CHAIN 12
 static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, int w)
 {
     const int32_t side = w >> lg;
-    const int64_t lanes = (int64_t)1 << lg;
     int64_t total = 0;
-    for (int32_t base = 0; base < folds; base += side) {
-        int64_t rounds = 1;
-        for (int32_t u = base; u < folds && u < base + side; u++) {
-            const int64_t need = (fold_windows(fold_ptr, u) + lanes - 1) / lanes;
-            if (need > rounds) rounds = need;
-        }
-        total += 8 * rounds - 3 + AMF_CHAIN;
-    }
+    for (int32_t base = 0; base < folds; base += side)
+        total += 8 * step_rounds(fold_ptr, base, folds - base < side ? folds : base + side, (int64_t)1 << lg) - 3 +
+                 AMF_CHAIN;
     return total;
 }
 
@@ -476,7 +462,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     for (int lg = lo; lg <= hi && mode == 0; lg++) {
         const int64_t side = p->w >> lg;
         if ((p->folds + side - 1) / side > resident) continue;
-        const int64_t cost = 4 * max_rounds(fold_ptr, p->folds, lg) + 1;
+        const int64_t cost = 4 * step_rounds(fold_ptr, 0, p->folds, (int64_t)1 << lg) + 1; /* the slowest step */
         if (best == 0 || cost < best_cost) {
             best = lg;
             best_cost = cost;
