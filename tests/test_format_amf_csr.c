@@ -776,10 +776,21 @@ Test(amf_csr, uniform_sub_blocks)
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
-    /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps stays grouped by T_l */
+    /* a tie on the slowest step where the one-step layout would add work stays grouped: kron:11:16, a power-law
+     * graph as wiki-Vote, would take one fold a warp at 32 lanes (slowest step 17 quarters, as the grouped
+     * layout's slowest sub-block) for 1.4x the grouped layout's modelled total */
     spmv_matrix_t *B = NULL;
-    cr_assert_eq(spmv_matrix_generate(&B, "stencil3d:7:64", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
     spmvport_format_data fd;
+    cr_assert_eq(spmv_matrix_generate(&B, "kron:11:16", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+    build_normal(&fd, B, 32, 0);
+    cr_assert_eq(fd.params[AMF_P_LONG_ROWS], 0, "%s", fd.stats);
+    cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "kron:11:16: grouped sub-blocks: %s", fd.stats);
+    check_layout(&fd, B, "kron:11:16");
+    check_executor_direct(&fd, B, "kron:11:16");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(B);
+    /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps stays grouped by T_l */
+    cr_assert_eq(spmv_matrix_generate(&B, "stencil3d:7:64", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
     build_normal(&fd, B, 32, 0);
     cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "262144 rows: grouped sub-blocks");
     spmvport_format_data_free(&fd);

@@ -431,6 +431,16 @@ static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, in
     return total;
 }
 
+/* The grouped layout's modelled total: every sub-block's steps, its bounds' round trip (+4) and the chain before
+ * its first add, summed over warps as one_step_total sums the one-step warps. */
+static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes)
+{
+    int64_t total = 0;
+    for (int32_t s = 0; s < p->sub_blocks; s++)
+        total += sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w) + 4 + AMF_CHAIN;
+    return total;
+}
+
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
  * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
@@ -439,10 +449,11 @@ static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, in
  * sub-block when those warps fit in one wave of resident warps (launch-floor matrices, where the kernel lasts as
  * long as its slowest warp): the lane count whose slowest step needs the fewest rounds (ties: fewer lanes), kept
  * if that warp (4 quarters a round + 1) is no slower than the grouped layout's slowest sub-block plus its bounds'
- * round trip (+4), times the waves of resident warps the grouped layout needs; when no lane count fits one wave
- * but T_l is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total
- * (one_step_total), kept if no more than the grouped layout's. Rewrites sub_unit and lanes (room for 2 x folds and
- * folds). */
+ * round trip (+4), times the waves of resident warps the grouped layout needs, and, when it is not faster (its
+ * slowest step no shorter than the grouped layout's slowest sub-block, times those waves), if its modelled total
+ * (one_step_total) is no more than the grouped layout's (grouped_total); when no lane count fits one wave but T_l
+ * is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total, kept if
+ * no more than the grouped layout's. Rewrites sub_unit and lanes (room for 2 x folds and folds). */
 static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
                            int32_t *sub_unit, uint8_t *lanes)
 {
@@ -475,14 +486,18 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
             const int64_t c = sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w);
             if (c > slowest) slowest = c;
         }
-        if (best_cost > (slowest + 4) * ((p->sub_blocks + resident - 1) / resident)) return;
+        const int64_t waves = (p->sub_blocks + resident - 1) / resident;
+        if (best_cost > (slowest + 4) * waves) return;
+        /* a tie on the slowest step: the one-step layout must not add work either. wiki-Vote (H200): one 38-entry
+         * fold a warp at 32 lanes, 2.6x the grouped total, ran 0.86x the grouped layout (run Z) */
+        if (best_cost >= slowest * waves &&
+            one_step_total(fold_ptr, p->folds, best, p->w) > grouped_total(p, fold_ptr, sub_unit, lanes))
+            return;
     }
     /* no one-step layout fits one wave, but T_l sub-blocks are one step too (T_l at its floor): many waves of
      * one-step warps when their total is no more than the grouped layout's (NotreDame_www) */
     if (mode == 0 && best == 0 && p->t_l <= p->step_nnz) {
-        int64_t grouped = 0;
-        for (int32_t s = 0; s < p->sub_blocks; s++)
-            grouped += sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w) + 4 + AMF_CHAIN;
+        const int64_t grouped = grouped_total(p, fold_ptr, sub_unit, lanes);
         for (int lg = lo; lg <= hi; lg++) {
             const int64_t total = one_step_total(fold_ptr, p->folds, lg, p->w);
             if (total <= grouped && (best == 0 || total < best_cost)) {
