@@ -743,6 +743,25 @@ static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int
     cr_assert(r >= 0, "%s: amf_uniform %d: %s", name, mode, spmv_last_error(ctx));
 }
 
+/* The automatic layout (W = 32, f64, CPU builder) of a generated matrix without long rows: its uniform sub-block
+ * size and one-step flag, then the layout and executor checks. Returns the sub-blocks. */
+static int64_t automatic_layout(const char *gen, uint64_t seed, int64_t uniform, int64_t one_step)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, gen, SPMV_F64, seed), SPMV_STATUS_SUCCESS, "%s", gen);
+    spmvport_format_data fd;
+    build_normal(&fd, A, 32, 0);
+    cr_assert_eq(fd.params[AMF_P_LONG_ROWS], 0, "%s: %s", gen, fd.stats);
+    cr_assert_eq(fd.params[AMF_P_UNIFORM], uniform, "%s: %s", gen, fd.stats);
+    cr_assert_eq(fd.params[AMF_P_ONE_STEP], one_step, "%s: %s", gen, fd.stats);
+    check_layout(&fd, A, gen);
+    check_executor_direct(&fd, A, gen);
+    const int64_t subs = fd.params[AMF_P_SUB_BLOCKS];
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+    return subs;
+}
+
 Test(amf_csr, uniform_sub_blocks)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -779,34 +798,13 @@ Test(amf_csr, uniform_sub_blocks)
     /* a tie on the slowest step where the one-step layout would add work stays grouped: kron:11:16, a power-law
      * graph as wiki-Vote, would take one fold a warp at 32 lanes (slowest step 17 quarters, as the grouped
      * layout's slowest sub-block) for 1.4x the grouped layout's modelled total */
-    spmv_matrix_t *B = NULL;
-    spmvport_format_data fd;
-    cr_assert_eq(spmv_matrix_generate(&B, "kron:11:16", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
-    build_normal(&fd, B, 32, 0);
-    cr_assert_eq(fd.params[AMF_P_LONG_ROWS], 0, "%s", fd.stats);
-    cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "kron:11:16: grouped sub-blocks: %s", fd.stats);
-    check_layout(&fd, B, "kron:11:16");
-    check_executor_direct(&fd, B, "kron:11:16");
-    spmvport_format_data_free(&fd);
-    spmv_matrix_destroy(B);
+    automatic_layout("kron:11:16", 42, 0, 0);
     /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps stays grouped by T_l */
-    cr_assert_eq(spmv_matrix_generate(&B, "stencil3d:7:64", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
-    build_normal(&fd, B, 32, 0);
-    cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "262144 rows: grouped sub-blocks");
-    spmvport_format_data_free(&fd);
-    spmv_matrix_destroy(B);
+    automatic_layout("stencil3d:7:64", 5, 0, 0);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
      * whose modelled total is less (NotreDame_www) */
-    cr_assert_eq(spmv_matrix_generate(&B, "uniform:200000:2", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
-    build_normal(&fd, B, 32, 0);
-    cr_assert_eq(fd.params[AMF_P_UNIFORM], 16, "%s", fd.stats);
-    cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s", fd.stats);
-    cr_assert_gt(fd.params[AMF_P_SUB_BLOCKS], 2592, "%s", fd.stats);
-    check_layout(&fd, B, "uniform:200000:2");
-    check_executor_direct(&fd, B, "uniform:200000:2");
-    spmvport_format_data_free(&fd);
-    spmv_matrix_destroy(B);
+    cr_assert_gt(automatic_layout("uniform:200000:2", 5, 16, 1), 2592, "uniform:200000:2: many waves");
     spmv_context_destroy(ctx);
 }
 
