@@ -432,12 +432,18 @@ static int64_t one_step_total(const int32_t *fold_ptr, int32_t folds, int lg, in
 }
 
 /* The grouped layout's modelled total: every sub-block's steps, its bounds' round trip (+4) and the chain before
- * its first add, summed over warps as one_step_total sums the one-step warps. */
-static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes)
+ * its first add, summed over warps as one_step_total sums the one-step warps; *slowest: the slowest sub-block's
+ * steps (sub_block_cost). */
+static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes,
+                             int64_t *slowest)
 {
     int64_t total = 0;
-    for (int32_t s = 0; s < p->sub_blocks; s++)
-        total += sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w) + 4 + AMF_CHAIN;
+    *slowest = 0;
+    for (int32_t s = 0; s < p->sub_blocks; s++) {
+        const int64_t c = sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w);
+        if (c > *slowest) *slowest = c;
+        total += c + 4 + AMF_CHAIN;
+    }
     return total;
 }
 
@@ -480,24 +486,18 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
             k = side;
         }
     }
+    int64_t slowest = 0; /* the grouped layout's slowest sub-block and its total (automatic mode only) */
+    const int64_t grouped = mode == 0 ? grouped_total(p, fold_ptr, sub_unit, lanes, &slowest) : 0;
     if (mode == 0 && best > 0) { /* the grouped layout's slowest sub-block, its bounds' round trip, its waves */
-        int64_t slowest = 0;
-        for (int32_t s = 0; s < p->sub_blocks; s++) {
-            const int64_t c = sub_block_cost(fold_ptr, sub_unit[2 * s], sub_unit[2 * s + 1], lanes[s], p->w);
-            if (c > slowest) slowest = c;
-        }
         const int64_t waves = (p->sub_blocks + resident - 1) / resident;
         if (best_cost > (slowest + 4) * waves) return;
         /* a tie on the slowest step: the one-step layout must not add work either. wiki-Vote (H200): one 38-entry
          * fold a warp at 32 lanes, 2.6x the grouped total, ran 0.86x the grouped layout (run Z) */
-        if (best_cost >= slowest * waves &&
-            one_step_total(fold_ptr, p->folds, best, p->w) > grouped_total(p, fold_ptr, sub_unit, lanes))
-            return;
+        if (best_cost >= slowest * waves && one_step_total(fold_ptr, p->folds, best, p->w) > grouped) return;
     }
     /* no one-step layout fits one wave, but T_l sub-blocks are one step too (T_l at its floor): many waves of
      * one-step warps when their total is no more than the grouped layout's (NotreDame_www) */
     if (mode == 0 && best == 0 && p->t_l <= p->step_nnz) {
-        const int64_t grouped = grouped_total(p, fold_ptr, sub_unit, lanes);
         for (int lg = lo; lg <= hi; lg++) {
             const int64_t total = one_step_total(fold_ptr, p->folds, lg, p->w);
             if (total <= grouped && (best == 0 || total < best_cost)) {
