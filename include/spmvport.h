@@ -256,7 +256,8 @@ typedef struct spmv_plan_options {
                                   * tile rows at once (fewer warp instructions per tile row) */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
-                                  * 512 .. 8192, doubled while that saves 5% of the warp groups' trips (graphs) */
+                                  * doubled while that saves enough of the warp groups' trips (graphs): up to
+                                  * 16384 by 2% when the matrix exceeds the L2 cache, else up to 8192 by 5% */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
@@ -351,7 +352,12 @@ typedef struct spmv_plan_options {
                                   * entries, segments cut every 1024), k > 0 = groups of segments up to k S
                                   * entries, longer ones warp-strided and cut every k S W entries (at most 1024).
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[9];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    int hbp_order;               /* SPMV_FORMAT_HBP: the order of a block's warp groups: 0 = automatic (by
+                                  * position), 1 = by position (the mean row of each group's rows: a thread
+                                  * block's consecutive units cover neighbouring rows), 2 = by bin (the paper's
+                                  * hashed order: a task sweeps its block once per bin). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[8];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

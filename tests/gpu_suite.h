@@ -146,7 +146,8 @@ Test(SUITE, ehyb_batch_variants, .timeout = 600)
 /* hbp's 4- and 8-step kernels (options.hbp_steps; the default runs above): one column block (16- or 32-bit
  * columns), and narrow blocks with a shared-memory window, partials and atomics; with the L2 prefetch off, or 4
  * trips ahead (windows clipped at the arrays' ends), and long runs kept whole (hbp_tails = 2); half of them
- * without the unit cap the small corpus gets by default (hbp_unit_trips = -1). */
+ * without the unit cap the small corpus gets by default (hbp_unit_trips = -1), the other half with the warp
+ * groups in position order (hbp_order = 1, automatic only past the L2 cache). */
 Test(SUITE, hbp_steps_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -163,6 +164,7 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
             o.hbp_prefetch = v == 1 ? -1 : v == 4 ? 4 : 0;
             o.hbp_tails = v == 2 || v == 3 ? 2 : 0;
             o.hbp_unit_trips = v % 2 ? 0 : -1; /* the corpus is small: the defaults cap units; here also not */
+            o.hbp_order = v % 2 ? 1 : 0;
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: hbp_steps %d, combine %d: %s", cases[i].name, o.hbp_steps, v % 3,

@@ -39,6 +39,7 @@
 #define HBP_SMEM_RESERVED 256            /* static shared memory of the kernel */
 #define HBP_DEFAULT_SMS 108              /* multiprocessors assumed on the CPU backend (an A100) */
 #define HBP_DEFAULT_SMEM_SM 166912      /* shared memory per multiprocessor assumed on the CPU backend (A100) */
+#define HBP_DEFAULT_L2 (40u << 20)      /* L2 cache assumed on the CPU backend (A100) */
 #define HBP_SAMPLE 8192                  /* segment lengths sampled to choose a */
 #define HBP_MAX_A 16
 #define HBP_MAX_BINS_PER_BUCKET 64
@@ -82,6 +83,9 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
+    int position_order;   /* warp groups of a block in the order of their rows (options.hbp_order, order_groups) */
+    double near;          /* share of the entries near the diagonal (near_share; -1: not counted) */
+    int beyond_l2;        /* the CSR arrays exceed the L2 cache (beyond_l2): the block height and the order */
     int unit_trips;       /* most trips of a unit (0: no cap): options.hbp_unit_trips, choose_unit_trips */
     int32_t max_seg;      /* segments are cut every max_seg entries: HBP_MAX_SEG, or unit_trips S W */
     int32_t nhot;
@@ -269,6 +273,36 @@ static int32_t choose_block_rows(const hbp_build *B);
 static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev);
 static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested);
 
+/* The order of the warp groups (options.hbp_order 0). The paper's hashed order lays a block's groups out bin by
+ * bin, so the consecutive units a task (one thread block) takes cover the whole block once per bin, and the x
+ * and y entries of neighbouring rows are read by the thread blocks of every bin. Where x is read near the
+ * diagonal and the matrix does not stay in L2, that sharing costs DRAM reads: position order keeps a task's
+ * rows together (order_groups). H200, circuit:5000000 (90% of its off-diagonals within 64 columns): 0.2129 ->
+ * 0.1905 ms f64, 0.1290 -> 0.1204 f32; on kron:20:16 (x read at random) it was slower (0.2456 -> 0.2692 f64), as
+ * the bins' like lengths keep a task's warps in step; on the small shared matrices it was mixed (run s9d). */
+#define HBP_NEAR_COLS 1024               /* "near the diagonal": |column - row n / m| below this */
+#define HBP_NEAR_MIN 0.75                /* position order from this share of the entries near the diagonal */
+
+static int beyond_l2(const spmv_matrix_t *A, const spmv_device_info_t *dev)
+{
+    size_t l2 = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->l2_bytes > 0 ? dev->l2_bytes : HBP_DEFAULT_L2;
+    double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision));
+    return bytes > (double)l2;
+}
+
+static double near_share(const spmv_matrix_t *A)
+{
+    if (A->nnz == 0) return 0;
+    const double scale = A->m > 0 ? (double)A->n / A->m : 1;
+    int64_t near = 0;
+    HBP_PRAGMA(omp parallel for reduction(+ : near) schedule(static))
+    for (int32_t r = 0; r < A->m; r++) {
+        const double d = r * scale;
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) near += fabs(A->col_idx[k] - d) < HBP_NEAR_COLS;
+    }
+    return (double)near / A->nnz;
+}
+
 static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev,
                                    char *msg, size_t msglen)
 {
@@ -326,6 +360,19 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
         return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->hbp_order < 0 || opt->hbp_order > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_order = %d; expected 0 (automatic: by position), 1 (by position) "
+                     "or 2 (by bin)", opt->hbp_order);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    B->beyond_l2 = beyond_l2(B->A, dev);
+    B->near = -1;
+    if (opt->hbp_order == 0) {
+        B->near = B->beyond_l2 ? near_share(B->A) : -1;
+        B->position_order = B->near >= HBP_NEAR_MIN;
+    } else {
+        B->position_order = opt->hbp_order == 1;
     }
     B->C = opt->hbp_block_cols > 0 ? opt->hbp_block_cols
                                    : density_block_cols(B->A, default_block_cols(dev, B->vsize), B->vsize);
@@ -683,15 +730,19 @@ static void sample_hash(hbp_build *B)
  * for 72 bins, so a group mixes bins and keeps ~44% of its lanes busy. Taller scopes fill the bins, but spread a
  * group's rows (and their x and y) wider, which costs locality on banded matrices where grouping gains nothing.
  * So the builder counts the groups' trips (sum over groups of ceil(longest lane / S)) on sample windows of the
- * rows for each candidate height, and doubles the height from 512 while that saves 5% of them (kron:20:16:
- * 65.4K, 49.8K, 40.2K, 36.2K, 34.5K sampled trips for 512 .. 8192 rows -> 4096; circuit:5000000 30.4K -> 29.6K
- * and stencil, FEM, uniform: no gain -> 512).
+ * rows for each candidate height, and doubles the height from 512 while that saves enough of them. Past the L2
+ * cache: up to 16384 rows while a doubling saves 2% (kron:20:16, windows of 16384 rows: 70.8K, 55.3K, 46.4K,
+ * 42.6K, 40.9K, 39.9K sampled trips for 512 .. 16384 -> 16384, where the 5% rule below took 4096: H200 0.2456
+ * -> 0.2288 ms f64, 0.2081 -> 0.1956 f32, and 32768 was slower again, 0.2417 / 0.2057; circuit:5000000 136.9K
+ * -> 133.4K -> 131.5K -> 1024; stencil, FEM, uniform: no gain -> 512). Within L2 (every shared matrix, where
+ * nothing taller was measured): up to 8192 by 5%, the rule of session 5.
  * ========================================================================================================= */
 
-#define HBP_ROWS_CANDIDATES 5            /* 512, 1024, ..., 8192 */
-#define HBP_ROWS_WINDOW 8192             /* rows per sample window (the tallest candidate) */
+#define HBP_ROWS_CANDIDATES 6            /* 512, 1024, ..., 16384 (sample windows of the tallest's rows) */
 #define HBP_ROWS_WINDOWS 64              /* sample windows, spread evenly over the rows */
-#define HBP_ROWS_GAIN 0.95               /* doubling the scope must save 5% of the sampled trips */
+#define HBP_ROWS_GAIN 0.98               /* doubling the scope must save 2% of the sampled trips */
+#define HBP_ROWS_CANDIDATES_IN_L2 5      /* a matrix that fits the L2 cache: 512 .. 8192, */
+#define HBP_ROWS_GAIN_IN_L2 0.95         /* and 5%: the session-5 rule, kept where nothing new was measured */
 
 /* Length of row r's one segment when it is short (< t_long), else -1 (long, or empty: not grouped). */
 static int32_t short_len(const spmv_matrix_t *A, int32_t r, int32_t t_long)
@@ -749,7 +800,10 @@ static int32_t choose_block_rows(const hbp_build *B)
             if ((len >> a) > HBP_TOP_BUCKET) past[a]++;
     }
     const int a = hash_shift(past, samples);
-    int32_t *lens = spmvport_malloc_array(HBP_ROWS_WINDOW, sizeof(int32_t));
+    const int cands = B->beyond_l2 ? HBP_ROWS_CANDIDATES : HBP_ROWS_CANDIDATES_IN_L2;
+    const double gain = B->beyond_l2 ? HBP_ROWS_GAIN : HBP_ROWS_GAIN_IN_L2;
+    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* the tallest candidate */
+    int32_t *lens = spmvport_malloc_array((size_t)window, sizeof(int32_t));
     int32_t *start = spmvport_malloc_array(HBP_MAX_BINS + 1, sizeof(int32_t));
     if (!lens || !start) {
         free(lens);
@@ -757,20 +811,20 @@ static int32_t choose_block_rows(const hbp_build *B)
         return 0;
     }
     int64_t trips[HBP_ROWS_CANDIDATES] = {0};
-    int32_t windows = (int32_t)(((int64_t)A->m + HBP_ROWS_WINDOW - 1) / HBP_ROWS_WINDOW);
+    int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
     int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
-    for (int k = 0; k < HBP_ROWS_CANDIDATES; k++) {
+    for (int k = 0; k < cands; k++) {
         const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
         const hbp_hash h = hash_for(a, R, B->W);
         for (int32_t w = 0; w < windows; w += wstep) {
-            int64_t r0 = (int64_t)w * HBP_ROWS_WINDOW, r1 = r0 + HBP_ROWS_WINDOW < A->m ? r0 + HBP_ROWS_WINDOW : A->m;
+            int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
             trips[k] += window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, lens, start);
         }
     }
     free(lens);
     free(start);
     int k = 0;
-    while (k + 1 < HBP_ROWS_CANDIDATES && (double)trips[k + 1] < HBP_ROWS_GAIN * (double)trips[k]) k++;
+    while (k + 1 < cands && (double)trips[k + 1] < gain * (double)trips[k]) k++;
     return HBP_DEFAULT_BLOCK_ROWS << k;
 }
 
@@ -894,6 +948,26 @@ static int32_t group_block_sort(const hbp_build *B, int32_t t_long, int32_t s0, 
     return nshort;
 }
 
+/* Position order: the block's full warp groups (W consecutive short slots; the partial one stays last) in the
+ * order of their rows' mean, so that consecutive units, which one task and one thread block take, cover
+ * neighbouring rows whatever the block height. In bin order (the paper's), a task covers the whole block once
+ * per bin: on a tall block its x and y entries are shared with the tasks (thread blocks) of the other bins.
+ * keys: scratch of nshort / W pairs; copy: of nshort ints. */
+static void order_groups(const hbp_build *B, int32_t s0, int32_t nshort, int32_t *ord, hbp_pair *keys,
+                         int32_t *copy)
+{
+    const int32_t W = B->W, full = nshort / W;
+    if (full < 2) return;
+    for (int32_t g = 0; g < full; g++) {
+        int64_t sum = 0;
+        for (int32_t l = 0; l < W; l++) sum += B->seg_row[ord[s0 + g * W + l]];
+        keys[g] = (hbp_pair){(int32_t)(sum / W), g}; /* ties: bin order */
+    }
+    qsort(keys, (size_t)full, sizeof *keys, compare_pairs);
+    memcpy(copy, ord + s0, (size_t)full * W * sizeof *copy);
+    for (int32_t g = 0; g < full; g++) memcpy(ord + s0 + g * W, copy + keys[g].seg * W, (size_t)W * sizeof *copy);
+}
+
 /* Group every block into ord (and blk_short when `record`); returns the wall time in ms, or -1 when out of
  * memory. */
 static double group_blocks(hbp_build *B, int sort, int32_t *ord, int record)
@@ -903,9 +977,14 @@ static double group_blocks(hbp_build *B, int sort, int32_t *ord, int record)
     HBP_PRAGMA(omp parallel reduction(|| : failed))
     {
         hbp_pair *tmp = NULL;
-        if (sort) {
+        int32_t *copy = NULL;
+        if (sort || B->position_order) {
             tmp = spmvport_malloc_array((size_t)B->max_block_segs, sizeof *tmp);
             failed = tmp == NULL;
+        }
+        if (B->position_order) {
+            copy = spmvport_malloc_array((size_t)B->max_block_segs, sizeof *copy);
+            failed = failed || copy == NULL;
         }
         HBP_PRAGMA(omp for schedule(dynamic, 64))
         for (int32_t b = 0; b < B->NB; b++) {
@@ -913,9 +992,11 @@ static double group_blocks(hbp_build *B, int sort, int32_t *ord, int record)
             int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1];
             int32_t nshort = sort ? group_block_sort(B, B->h.t_long, s0, s1, ord, tmp)
                                   : group_block_hash(B, &B->h, s0, s1, ord);
+            if (B->position_order) order_groups(B, s0, nshort, ord, tmp, copy);
             if (record) B->blk_short[b] = nshort;
         }
         free(tmp);
+        free(copy);
     }
     return failed ? -1.0 : spmvport_now_ms() - t0;
 }
@@ -1464,14 +1545,15 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d",
+                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
-                 B->split_tails, (long long)trips, B->ctas, B->nhot, B->unit_trips, B->max_seg);
+                 B->split_tails, (long long)trips, B->ctas, B->nhot, B->unit_trips, B->max_seg,
+                 B->position_order ? "position" : "bin", B->near);
     return hand_over(B, fd, msg, msglen);
 }
 
