@@ -72,16 +72,6 @@ Test(hbp, corpus_w64_f64) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); cor
 Test(hbp, corpus_w32_f32) { spmv_plan_options_t o = options(32, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
 Test(hbp, corpus_w64_f32) { spmv_plan_options_t o = options(64, 0, 0, 0, 0); corpus(SPMV_F32, &o); }
 /* the corpus is small, so the defaults cap the units' trips (hbp_unit_trips); the uncapped layout too */
-Test(hbp, corpus_position_order)
-{
-    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
-    o.hbp_order = 1;
-    corpus(SPMV_F64, &o);
-    o = options(64, 0, 0, 0, 1);
-    o.hbp_order = 1;
-    corpus(SPMV_F32, &o);
-}
-
 Test(hbp, corpus_uncapped)
 {
     spmv_plan_options_t o = options(32, 0, 0, 0, 0);
@@ -89,6 +79,16 @@ Test(hbp, corpus_uncapped)
     corpus(SPMV_F64, &o);
     o.warp_size = 64;
     corpus(SPMV_F32, &o);
+}
+
+/* warp groups in position order (hbp_order = 1; automatic only past the L2 cache), hash and sort2D grouping */
+Test(hbp, corpus_position_order)
+{
+    for (int grouping = 0; grouping < 2; grouping++) {
+        spmv_plan_options_t o = options(grouping ? 64 : 32, 0, 0, 0, grouping);
+        o.hbp_order = 1;
+        corpus(grouping ? SPMV_F32 : SPMV_F64, &o);
+    }
 }
 Test(hbp, shared_w32_f64, .timeout = 600) { shared(32, SPMV_F64); }
 Test(hbp, shared_w64_f64, .timeout = 600) { shared(64, SPMV_F64); }

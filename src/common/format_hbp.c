@@ -279,7 +279,7 @@ static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, 
  * diagonal and the matrix does not stay in L2, that sharing costs DRAM reads: position order keeps a task's
  * rows together (order_groups). H200, circuit:5000000 (90% of its off-diagonals within 64 columns): 0.2129 ->
  * 0.1905 ms f64, 0.1290 -> 0.1204 f32; on kron:20:16 (x read at random) it was slower (0.2456 -> 0.2692 f64), as
- * the bins' like lengths keep a task's warps in step; on the small shared matrices it was mixed (run s9d). */
+ * the bins' like lengths keep a task's warps in step; on the small shared matrices it was mixed (runs AG, AH). */
 #define HBP_NEAR_COLS 1024               /* "near the diagonal": |column - row n / m| below this */
 #define HBP_NEAR_MIN 0.75                /* position order from this share of the entries near the diagonal */
 
