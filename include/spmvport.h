@@ -353,10 +353,11 @@ typedef struct spmv_plan_options {
                                   * entries, longer ones warp-strided and cut every k S W entries (at most 1024).
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int hbp_order;               /* SPMV_FORMAT_HBP: the order of a block's warp groups: 0 = automatic (by
-                                  * position), 1 = by position (the mean row of each group's rows: a thread
-                                  * block's consecutive units cover neighbouring rows), 2 = by bin (the paper's
-                                  * hashed order: a task sweeps its block once per bin). Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+                                  * position when the matrix exceeds the L2 cache and 3/4 of its entries lie
+                                  * within 1024 columns of the diagonal, else by bin), 1 = by position (the mean
+                                  * row of each group's rows: a thread block's consecutive units cover
+                                  * neighbouring rows), 2 = by bin (the paper's hashed order: a task sweeps its
+                                  * block once per bin). Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[8];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;

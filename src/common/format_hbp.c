@@ -362,8 +362,8 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->hbp_order < 0 || opt->hbp_order > 2) {
-        spmvport_msg(msg, msglen, "hbp: options.hbp_order = %d; expected 0 (automatic: by position), 1 (by position) "
-                     "or 2 (by bin)", opt->hbp_order);
+        spmvport_msg(msg, msglen, "hbp: options.hbp_order = %d; expected 0 (automatic), 1 (by position) or 2 (by "
+                     "bin)", opt->hbp_order);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     B->beyond_l2 = beyond_l2(B->A, dev);
