@@ -450,9 +450,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     if (i >= nlong) return;
     const int first = long_piece[i], end = long_piece[i + 1];
     if (end - first < 2) return; /* written by its block */
-    T s = T(0);
-    for (int q = first; q < end; q++) s += long_part[q];
-    amf_store(y, fold_row[long_unit[i]], alpha, s, beta);
+    amf_store(y, fold_row[long_unit[i]], alpha, port_ordered_sum(long_part, first, end, 1), beta);
 }
 
 /* ---- host side ------------------------------------------------------------------------------------------------ */

@@ -251,7 +251,25 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     const int r = carry_row[w];
     if (r < 0 || (w > 0 && carry_row[w - 1] == r)) return;
     T sum = T(0);
-    for (long long v = w; v < nwarps && carry_row[v] == r; v++) sum += carry_val[v];
+    /* batches of loads in flight, added in order (the sums of one at a time): a dense row spread over ~400
+     * chunks otherwise waits for ~400 dependent round trips (circuit:5000000's longest rows) */
+    constexpr int B = 8;
+    for (long long v = w; v < nwarps; v += B) {
+        int rows[B];
+        T vals[B];
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            rows[i] = v + i < nwarps ? carry_row[v + i] : -1;
+            vals[i] = v + i < nwarps ? carry_val[v + i] : T(0);
+        }
+        bool more = true;
+#pragma unroll
+        for (int i = 0; i < B; i++) {
+            more = more && rows[i] == r;
+            if (more) sum += vals[i];
+        }
+        if (!more) break;
+    }
     y[r] += alpha * sum;
 }
 

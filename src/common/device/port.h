@@ -215,6 +215,25 @@ PORT_DEVICE int port_vec_get(const int4 &v, int j) { return j == 0 ? v.x : j == 
 PORT_DEVICE float port_vec_get(const float4 &v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }
 PORT_DEVICE double port_vec_get(const double2 &v, int j) { return j == 0 ? v.x : v.y; }
 
+/* p[b] + p[b + stride] + ... (indices below e), added in that order from T(0) with 8 loads in flight: the bits of
+ * one load at a time without one dependent round trip per term (the combine passes: a dense row cut into ~100
+ * partials waited for ~100 of them). Plain loads: the terms were written by an earlier kernel. */
+template <typename T>
+PORT_DEVICE T port_ordered_sum(const T *p, long long b, long long e, long long stride)
+{
+    constexpr int inflight = 8;
+    T sum = T(0);
+    for (long long k = b; k < e; k += inflight * stride) {
+        T v[inflight];
+#pragma unroll
+        for (int i = 0; i < inflight; i++) v[i] = k + i * stride < e ? p[k + i * stride] : T(0);
+#pragma unroll
+        for (int i = 0; i < inflight; i++)
+            if (k + i * stride < e) sum += v[i];
+    }
+    return sum;
+}
+
 /* Dynamic shared memory of the launch, as T[]. One extern array for every instantiation. */
 template <typename T>
 PORT_DEVICE T *port_dynamic_shared()

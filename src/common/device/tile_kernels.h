@@ -582,8 +582,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const long long row = (long long)rec[SPMVPORT_TILE_SPLIT_ROW] * tile_dim + r;
     if (row >= m) return;
     const int c0 = rec[SPMVPORT_TILE_SPLIT_CARRY], c1 = rec[SPMVPORT_TILE_SPLIT_FIELDS + SPMVPORT_TILE_SPLIT_CARRY];
-    T sum = T(0);
-    for (int c = c0; c < c1; c++) sum += carry[(long long)c * tile_dim + r];
+    const T sum = port_ordered_sum(carry, (long long)c0 * tile_dim + r, (long long)c1 * tile_dim + r, tile_dim);
     y[row] = tile_store(alpha, sum, beta, y + row);
 }
 
