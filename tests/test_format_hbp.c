@@ -365,18 +365,24 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     for (int32_t r = 0; r < A->m; r++) combined |= c.row_nseg[r] >= 2;
     cr_assert_eq(fd->deterministic, combine == HBP_COMBINE_PARTIALS || !combined, "%s: deterministic flag", name);
 
-    /* fix rows: exactly the rows with 0 or >= 2 segments, ascending; their partials in ranges */
+    /* fix rows: exactly the rows with 0 segments (the first nempty, which the kernel writes), then those with
+     * >= 2, each part ascending; their partials in ranges */
     const int32_t *fix = arr(fd, HBP_A_FIX_ROW), *part_ptr = arr(fd, HBP_A_PART_PTR);
     int32_t f = 0;
-    for (int32_t r = 0; r < A->m; r++)
-        if (c.row_nseg[r] != 1) {
-            cr_assert(f < nfix && fix[f] == r, "%s: fix row %d should be row %d", name, f, r);
-            if (combine == HBP_COMBINE_PARTIALS) {
-                cr_assert_eq(part_ptr[f + 1] - part_ptr[f], c.row_nseg[r], "%s: row %d partials", name, r);
-                for (int32_t t = part_ptr[f]; t < part_ptr[f + 1]; t++) c.part_row[t] = r;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            cr_assert_eq(prm[HBP_P_NEMPTY], f, "%s: %lld empty rows in the parameters, %d in the matrix", name,
+                         (long long)prm[HBP_P_NEMPTY], f);
+        for (int32_t r = 0; r < A->m; r++)
+            if (c.row_nseg[r] != 1 && (c.row_nseg[r] == 0) == (pass == 0)) {
+                cr_assert(f < nfix && fix[f] == r, "%s: fix row %d should be row %d", name, f, r);
+                if (combine == HBP_COMBINE_PARTIALS) {
+                    cr_assert_eq(part_ptr[f + 1] - part_ptr[f], c.row_nseg[r], "%s: row %d partials", name, r);
+                    for (int32_t t = part_ptr[f]; t < part_ptr[f + 1]; t++) c.part_row[t] = r;
+                }
+                f++;
             }
-            f++;
-        }
+    }
     cr_assert_eq(f, nfix, "%s: %d fix rows listed, %d expected", name, nfix, f);
     if (combine == HBP_COMBINE_PARTIALS) cr_assert(part_ptr[0] == 0 && part_ptr[nfix] == nparts, "%s", name);
 

@@ -113,7 +113,7 @@ typedef struct {
     int32_t *blk_ent;   /* NB + 1 */
     int32_t max_block_segs;
     hbp_hash h;
-    int32_t nfix, nparts, nunits, ntasks, nlong;
+    int32_t nfix, nempty, nparts, nunits, ntasks, nlong;
     /* outputs, handed to fd at the end in slot order */
     void *out[HBP_NARRAYS];
     size_t out_bytes[HBP_NARRAYS];
@@ -541,13 +541,15 @@ static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, 
                                    size_t msglen)
 {
     const spmv_matrix_t *A = B->A;
-    int64_t nfix = 0, nparts = 0;
+    int64_t nfix = 0, nparts = 0, nempty = 0;
     for (int32_t r = 0; r < A->m; r++)
         if (B->row_nseg[r] != 1) {
             nfix++;
+            nempty += B->row_nseg[r] == 0;
             nparts += B->row_nseg[r];
         }
     B->nfix = (int32_t)nfix;
+    B->nempty = (int32_t)nempty;
     B->nparts = (int32_t)nparts; /* <= S <= nnz */
     B->combine = choose_combine(B, dev, requested);
     int partials = B->combine == HBP_COMBINE_PARTIALS;
@@ -559,18 +561,21 @@ static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, 
         B->row_part = spmvport_malloc_array((size_t)A->m, sizeof(int32_t));
         if (B->row_part == NULL) return oom(msg, msglen, "partial offsets", A);
     }
+    /* empty rows first (the SpMV kernel writes them), then the rows it combines or scales; an empty row has no
+     * partial, so the partials are numbered by row either way */
     int32_t *fix = B->out[HBP_A_FIX_ROW], *part_ptr = B->out[HBP_A_PART_PTR];
     int32_t f = 0, off = 0;
-    for (int32_t r = 0; r < A->m; r++) {
-        if (B->row_nseg[r] == 1) continue;
-        fix[f] = r;
-        if (partials) {
-            part_ptr[f] = off;
-            B->row_part[r] = off;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t r = 0; r < A->m; r++) {
+            if (B->row_nseg[r] == 1 || (B->row_nseg[r] == 0) != (pass == 0)) continue;
+            fix[f] = r;
+            if (partials) {
+                part_ptr[f] = off;
+                B->row_part[r] = off;
+            }
+            f++;
+            off += B->row_nseg[r];
         }
-        f++;
-        off += B->row_nseg[r];
-    }
     if (partials) part_ptr[f] = off;
     return SPMV_STATUS_SUCCESS;
 }
@@ -1535,6 +1540,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_SPLIT_TAILS] = B->split_tails;
     p[HBP_P_CTAS] = B->ctas;
     p[HBP_P_MAX_SEG] = B->max_seg;
+    p[HBP_P_NEMPTY] = B->nempty;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;

@@ -32,15 +32,16 @@ enum {
     HBP_A_SEG_OUT = 5,   /* int32 [nslots]   output_hash: >= 0 row written directly (its only segment);
                             < 0: -1 - t with t a partial index (combine 1) or a row (combine 2, atomics) */
     HBP_A_TASK = 6,      /* int32 [HBP_TASK_INTS * ntasks]: see HBP_T_* */
-    HBP_A_FIX_ROW = 7,   /* int32 [nfix]     rows with 0 or >= 2 segments, ascending */
+    HBP_A_FIX_ROW = 7,   /* int32 [nfix]     rows with 0 segments (the first params[HBP_P_NEMPTY]), then rows
+                            with >= 2 segments, each part ascending */
     HBP_A_PART_PTR = 8,  /* int32 [nfix+1]   combine 1: partials of fix row f are [part_ptr[f], part_ptr[f+1]) */
     HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute */
     HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
                             calls (the last thread block of every call resets them) */
     HBP_A_HOT = 11,      /* int32 [nhot]     hot columns: every thread block copies x[hot[i]] into shared memory
-                            once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4
-                            (no parameter slot is left); 0 only with 32-bit columns, one column block and no
-                            staged task, so x's shared-memory copy is the hot one alone */
+                            once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4;
+                            non-zero only with 32-bit columns, one column block and no staged task, so x's
+                            shared-memory copy is the hot one alone */
     HBP_NARRAYS = 12
 };
 
@@ -76,9 +77,11 @@ enum {
     HBP_P_CTAS = 15,       /* resident blocks per multiprocessor the kernel is compiled for (CUDA launch bounds)
                               and the grid is planned for: one of HBP_CTAS_OPTION(steps, 0..2). The hot column
                               count is HBP_A_HOT's length */
-    HBP_P_MAX_SEG = 16     /* a row's run in a block is cut every max_seg entries: HBP_MAX_SEG, or whole trips
+    HBP_P_MAX_SEG = 16,    /* a row's run in a block is cut every max_seg entries: HBP_MAX_SEG, or whole trips
                               of a long unit (k S W, options.hbp_unit_trips) on matrices too small to fill the
                               device, where the longest unit sets the time */
+    HBP_P_NEMPTY = 17      /* empty rows (no segment), fix rows [0, nempty): with tasks, the SpMV kernel's blocks
+                              write them before their tasks, so they need no pass of their own */
 };
 
 /* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */

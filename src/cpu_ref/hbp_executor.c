@@ -15,7 +15,9 @@
  *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
  *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1,
  *                  then a combine pass sums each fix row's partials in column-block order) or are added with
- *                  atomics after a pass that scales the fix rows by beta (combine 2).
+ *                  atomics after a pass that scales the fix rows by beta (combine 2); the empty rows (the first
+ *                  params[HBP_P_NEMPTY] fix rows) are written by the kernel's blocks before their tasks, as the
+ *                  passes would write them (by those passes when there is no task).
  * The kernel's pipelining (entries loaded a trip ahead, unit headers a unit ahead) and its barriers change when
  * loads are issued, not which entries a lane adds or in what order, so the sums here are the kernel's.
  * With beta == 0, y is never read (it may hold NaN).
@@ -37,7 +39,7 @@ typedef struct {
     const int32_t *col32;
     const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *hot;
     int32_t *sched;
-    int32_t ntasks, nfix, grid, nhot;
+    int32_t ntasks, nfix, nempty, grid, nhot;
     int W, combine;
 } hbp_view;
 
@@ -58,6 +60,7 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.nhot = (int32_t)HBP_NHOT(fd);
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
+    v.nempty = (int32_t)fd->params[HBP_P_NEMPTY];
     v.grid = (int32_t)(fd->params[HBP_P_GRID] < v.ntasks ? fd->params[HBP_P_GRID] : v.ntasks); /* the launch's */
     v.W = fd->warp_size;
     v.combine = (int)fd->params[HBP_P_COMBINE];
@@ -175,20 +178,32 @@ typedef struct {
         const hbp_view v = view_of(fd);                                                                        \
         const REAL *val = fd->arrays[HBP_A_VAL].data;                                                          \
         REAL *partial = fd->arrays[HBP_A_PARTIAL].data;                                                        \
-        if (v.combine == HBP_COMBINE_ATOMICS) { /* rows the atomics add into, and empty rows: beta * y */       \
+        /* the scale and combine passes' rows: all fix rows without tasks, else those past the empty rows,     \
+         * which the kernel's blocks write before their tasks (as the combine pass writes a row without         \
+         * partials, or as the scale pass) */                                                                  \
+        const int32_t first = v.ntasks > 0 ? v.nempty : 0;                                                     \
+        if (v.combine == HBP_COMBINE_ATOMICS) { /* rows the atomics add into (and empty rows): beta * y */     \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
-            for (int32_t f = 0; f < v.nfix; f++) {                                                             \
+            for (int32_t f = first; f < v.nfix; f++) {                                                         \
                 const int32_t r = v.fix_row[f];                                                                \
                 y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                                \
             }                                                                                                  \
         }                                                                                                      \
         if (v.ntasks > 0) {                                                                                    \
+            HBP_PRAGMA(omp parallel for schedule(static))                                                      \
+            for (int32_t f = 0; f < v.nempty; f++) {                                                           \
+                const int32_t r = v.fix_row[f];                                                                \
+                if (v.combine == HBP_COMBINE_PARTIALS)                                                         \
+                    y[r] = beta == (REAL)0 ? alpha * (REAL)0 : alpha * (REAL)0 + beta * y[r];                  \
+                else                                                                                           \
+                    y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                            \
+            }                                                                                                  \
             HBP_PRAGMA(omp parallel for schedule(dynamic, 1))                                                  \
             for (int32_t c = 0; c < v.grid; c++) block_##SUFFIX(&v, val, c, x, y, partial, alpha, beta);       \
         }                                                                                                      \
         if (v.combine == HBP_COMBINE_PARTIALS) { /* each fix row: its partials in column-block order */        \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
-            for (int32_t f = 0; f < v.nfix; f++) {                                                             \
+            for (int32_t f = first; f < v.nfix; f++) {                                                         \
                 const int32_t r = v.fix_row[f];                                                                \
                 REAL sum = 0;                                                                                  \
                 for (int32_t k = v.part_ptr[f]; k < v.part_ptr[f + 1]; k++) sum += partial[k];                 \

@@ -11,7 +11,8 @@
  *                      two barriers; unstaged tasks have none), then its warps take the task's units in turn,
  *                      each loading the next unit's lengths and outputs ahead:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
- *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active;
+ *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active; in a
+ *                          uniform group (every segment as long as lane 0's) at p + l, with no ballot;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
  *                        both S steps per trip (8, 4 or 2, params[HBP_P_STEPS]), pipelined over the warp's units:
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
@@ -22,8 +23,11 @@
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
  *                      (done counter sched[1]) resets both counters: every call starts from zero.
- *   hbp_combine_kernel combine 1, after: each fix row sums its partials in column-block order.
- *   hbp_scale_kernel   combine 2, before: each fix row y = beta*y (0 when beta == 0), for the atomics.
+ *                      Before its tasks every block writes a strided share of the empty rows (no segment).
+ *   hbp_combine_kernel combine 1, after: each fix row past the empty ones sums its partials in column-block order.
+ *   hbp_scale_kernel   combine 2, before: each fix row past the empty ones y = beta*y (0 when beta == 0), for the
+ *                      atomics.
+ *   Without tasks (no entries) the combine or scale pass writes the empty rows too.
  * With beta == 0, y is never read. Everything has internal linkage (anonymous namespace).
  */
 #ifndef SPMVPORT_DEVICE_HBP_KERNELS_H
@@ -43,7 +47,7 @@ struct hbp_args {
     const void *col; /* uint16 or int32 local columns (col_bytes): the kernel's Col */
     const uint16_t *seg_len;
     const T *val;
-    const int *unit_ptr, *unit_slot, *seg_out, *task, *hot;
+    const int *unit_ptr, *unit_slot, *seg_out, *task, *hot, *fix_row;
     T *partial;
     int *sched;
     const T *x;
@@ -53,6 +57,7 @@ struct hbp_args {
     int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
     int nhot;     /* HBP_NHOT: hot columns, x at them copied into shared memory (0: none) */
     int nnz;
+    int nempty;   /* params[HBP_P_NEMPTY]: empty rows, fix_row[0, nempty), written by the SpMV kernel */
 };
 
 template <typename T>
@@ -61,6 +66,23 @@ PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
     if (out >= 0) a.y[out] = a.beta == T(0) ? a.alpha * sum : a.alpha * sum + a.beta * a.y[out];
     else if (a.combine == HBP_COMBINE_PARTIALS) a.partial[-1 - out] = sum;
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
+}
+
+/* The empty rows, a strided share per thread block: y = alpha*0 + beta*y as the combine pass writes a row
+ * without partials (combine 1), beta*y as the scale pass (combine 2). Written here, before the block's tasks,
+ * they need no launch of their own: on a matrix at the launch floor with many empty rows (NotreDame_www: 58%)
+ * that launch was the combine kernel's only work. */
+template <typename T>
+PORT_DEVICE void hbp_empty_rows(const hbp_args<T> &a)
+{
+    const long long stride = (long long)port_grid_dim() * hbp_cta;
+    for (long long f = (long long)port_block_idx() * hbp_cta + port_thread_idx(); f < a.nempty; f += stride) {
+        const int r = port_ldg(a.fix_row + f);
+        if (a.combine == HBP_COMBINE_PARTIALS)
+            a.y[r] = a.beta == T(0) ? a.alpha * T(0) : a.alpha * T(0) + a.beta * a.y[r];
+        else
+            a.y[r] = a.beta == T(0) ? T(0) : a.beta * a.y[r];
+    }
 }
 
 /* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local), or
@@ -116,28 +138,47 @@ PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
 
 /* A lane's entries of steps [j, j + S) of a unit into c and v (streaming loads: read once, the caches are
  * left to x). The lane's k-th entry is at
- *   long unit  p0 + lane + k W;
- *   group      p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the group's
- *              first entry of step j, advanced past the steps here, one ballot per step.
+ *   long unit      p0 + lane + k W;
+ *   group          p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the
+ *                  group's first entry of step j, advanced past the steps here, one ballot per step;
+ *   uniform group  (every lane's segment as long as lane 0's; hbp_uniform) the same without the ballots:
+ *                  p + (k - j) lanes + lane. The hash's groups mostly are (circuit:5000000: std 0.08 per warp).
  * The whole warp calls it. */
 template <int W, int S, typename T, typename Col>
-PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, bool lng, int p0, int n, int lane,
+PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int n, int lane,
                                 port_lane_mask_t below_or_me, int j, int &p, Col (&c)[S], T (&v)[S])
 {
     const Col *col = static_cast<const Col *>(a.col);
+    int e[S]; /* the three cases apart, so that no step tests which one it is */
+    if (h.lanes == 1) {
 #pragma unroll
-    for (int k = 0; k < S; k++) {
-        int e;
-        if (lng) {
-            e = p0 + lane + (j + k) * W;
-        } else {
+        for (int k = 0; k < S; k++) e[k] = h.p0 + lane + (j + k) * W;
+    } else if (uni) {
+#pragma unroll
+        for (int k = 0; k < S; k++) e[k] = p + k * h.lanes + lane;
+        p += S * h.lanes;
+    } else {
+#pragma unroll
+        for (int k = 0; k < S; k++) {
             const port_lane_mask_t act = port_ballot<W>(n > j + k);
-            e = p + port_popc(act & below_or_me) - 1;
+            e[k] = p + port_popc(act & below_or_me) - 1;
             p += port_popc(act);
         }
-        c[k] = n > j + k ? port_ld_stream(col + e) : Col(0);
-        v[k] = n > j + k ? port_ld_stream(a.val + e) : T(0);
     }
+#pragma unroll
+    for (int k = 0; k < S; k++) {
+        c[k] = n > j + k ? port_ld_stream(col + e[k]) : Col(0);
+        v[k] = n > j + k ? port_ld_stream(a.val + e[k]) : T(0);
+    }
+}
+
+/* Whether a unit is a uniform group (hbp_load_steps): warp-uniform, one shuffle and one ballot per unit. */
+template <int W>
+PORT_DEVICE bool hbp_uniform(hbp_head h, int n, int lane)
+{
+    if (h.lanes == 1) return false;
+    const int n0 = port_shfl_idx<W>(n, 0);
+    return port_ballot<W>(lane < h.lanes && n != n0) == 0;
 }
 
 /* Lane 0 asks L2 for the entries [from, from + trips S W) (clipped to the arrays). Called with the entries past
@@ -177,9 +218,10 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn; /* the one after */
     hbp_lane l = hbp_load_lane<W>(a, h, lane);
     int n = hbp_lane_count<W>(h, l, lane), p = h.p0, step = 0;
+    bool uni = hbp_uniform<W>(h, n, lane);
     Col c[S];
     T v[S];
-    hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+    hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, 0, p, c, v);
     /* prefetch: this unit's trips after the first, then every trip the one `prefetch` trips beyond its loads;
      * and at each unit's start the next unit's first trips */
     hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
@@ -197,7 +239,7 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         const bool more = port_ballot<W>(n > step + S) != 0;
         if (more) { /* the unit's next trip */
             step += S;
-            hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, step, p, c, v);
+            hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, step, p, c, v);
             hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (step + S) * W : p) + (a.prefetch - 1) * S * W,
                                        a.prefetch > 0 ? 1 : 0, lane);
         } else {
@@ -207,9 +249,10 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 l = ln;
                 hn = h2;
                 n = hbp_lane_count<W>(h, l, lane);
+                uni = hbp_uniform<W>(h, n, lane);
                 p = h.p0;
                 step = 0;
-                hbp_load_steps<W, S, T, Col>(a, h.lanes == 1, h.p0, n, lane, below_or_me, 0, p, c, v);
+                hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, 0, p, c, v);
                 hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
                 if (u + warps < end) {
                     hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
@@ -267,6 +310,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     PORT_SHARED int next_task[2];
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
+    hbp_empty_rows(a);
     if (a.nhot > 0) { /* the hot columns' copy, for every task of the block (no task is staged then) */
         for (int i = (int)port_thread_idx(); i < a.nhot; i += hbp_cta)
             window[i] = port_ldg(a.x + port_ldg(a.hot + i));
@@ -305,8 +349,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
     const long long f = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
     if (f >= nfix) return;
     const int r = port_ldg(fix_row + f);
-    T sum = T(0);
-    for (int k = port_ldg(part_ptr + f), e = port_ldg(part_ptr + f + 1); k < e; k++) sum += partial[k];
+    const T sum = port_ordered_sum(partial, port_ldg(part_ptr + f), port_ldg(part_ptr + f + 1), 1);
     y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
 }
 
@@ -340,6 +383,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
+        prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
         fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
         fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
@@ -386,8 +430,11 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
     void *const *d = p->arrays;
     const T alpha = (T)alpha_d, beta = (T)beta_d;
     T *y = (T *)yv;
-    const int ntasks = (int)prm[HBP_P_NTASKS], nfix = (int)prm[HBP_P_NFIX], combine = (int)prm[HBP_P_COMBINE];
-    const int *fix_row = (const int *)d[HBP_A_FIX_ROW];
+    const int ntasks = (int)prm[HBP_P_NTASKS], combine = (int)prm[HBP_P_COMBINE];
+    /* the fix rows of the scale or combine pass: all of them without tasks, else those past the empty rows
+     * (the SpMV kernel writes those) */
+    const int first = ntasks > 0 ? (int)prm[HBP_P_NEMPTY] : 0, nfix = (int)prm[HBP_P_NFIX] - first;
+    const int *fix_row = (const int *)d[HBP_A_FIX_ROW] + first;
     const unsigned fix_blocks = (unsigned)((nfix + hbp_cta - 1) / hbp_cta);
     if (combine == HBP_COMBINE_ATOMICS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_scale_kernel<T>)(nfix, fix_row, y, beta);
@@ -401,6 +448,8 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.seg_out = (const int *)d[HBP_A_SEG_OUT];
         a.task = (const int *)d[HBP_A_TASK];
         a.hot = (const int *)d[HBP_A_HOT];
+        a.fix_row = (const int *)d[HBP_A_FIX_ROW];
+        a.nempty = (int)prm[HBP_P_NEMPTY];
         a.nhot = (int)HBP_NHOT(fd);
         a.partial = (T *)d[HBP_A_PARTIAL];
         a.sched = (int *)d[HBP_A_SCHED];
@@ -422,7 +471,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
     }
     if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
-        (nfix, fix_row, (const int *)d[HBP_A_PART_PTR], (const T *)d[HBP_A_PARTIAL], y, alpha, beta);
+        (nfix, fix_row, (const int *)d[HBP_A_PART_PTR] + first, (const T *)d[HBP_A_PARTIAL], y, alpha, beta);
 }
 
 } /* namespace */
