@@ -263,7 +263,9 @@ typedef struct spmv_plan_options {
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */
     int hbp_grouping;            /* 0 = nonlinear hash (the paper's), 1 = sort by row length (sort2D) */
     int hbp_steps;               /* 0 = automatic: 4, or 8 when hbp_ctas and hbp_hot are 0 too and the automatic
-                                  * hot columns would be taken (power-law graphs); 2, 4 or 8: steps of a warp per
+                                  * hot columns would be taken (power-law graphs), or when hbp_ctas and hbp_order
+                                  * are 0 and the automatic order is by position (circuits past the L2 cache);
+                                  * 2, 4 or 8: steps of a warp per
                                   * kernel trip, the entries a lane loads ahead.
                                   * 8: half the trips of 4 and twice the loads in flight per warp, but more
                                   * registers (2 resident blocks per multiprocessor in f64, 3 in f32; 4: 3 and 4) */

@@ -867,6 +867,7 @@ Test(hbp, group_order)
     spmvport_format_data fd = build_on(A, &dev, &o, "circuit, position");
     cr_assert_eq(order_inversions(&fd), 0, "%s", fd.stats);
     cr_assert(strstr(fd.stats, "order=position") != NULL, "%s", fd.stats);
+    cr_assert_eq(stat(fd.stats, "steps"), 4, "%s: a forced order keeps the default steps", fd.stats);
     spmvport_format_data_free(&fd);
     o.hbp_order = 2;
     fd = build_on(A, &dev, &o, "circuit, bins");
@@ -883,6 +884,13 @@ Test(hbp, group_order)
     fd = build_on(A, &dev, &o, "circuit, 1 MiB L2");
     cr_assert(strstr(fd.stats, "order=position") != NULL && stat(fd.stats, "near") >= 0.75, "%s", fd.stats);
     cr_assert_eq(order_inversions(&fd), 0, "%s", fd.stats);
+    cr_assert_eq(stat(fd.stats, "steps"), 8, "%s: automatic position order runs 8 steps", fd.stats);
+    cr_assert_eq(stat(fd.stats, "ctas"), HBP_CTAS_PER_SM(8, 8), "%s", fd.stats);
+    spmvport_format_data_free(&fd);
+    o.hbp_steps = 4; /* an explicit step count wins */
+    fd = build_on(A, &dev, &o, "circuit, 1 MiB L2, 4 steps");
+    cr_assert(strstr(fd.stats, "order=position") != NULL && stat(fd.stats, "steps") == 4, "%s", fd.stats);
+    o.hbp_steps = 0;
     spmvport_format_data_free(&fd);
     o.hbp_block_cols = 0; /* kron's own choice: one block */
     fd = build_on(K, &dev, &o, "kron, 1 MiB L2");
@@ -892,6 +900,7 @@ Test(hbp, group_order)
     o.hbp_block_cols = 100000;
     fd = build_on(A, &dev, &o, "circuit, 64 MiB L2");
     cr_assert(strstr(fd.stats, "order=bin") != NULL && stat(fd.stats, "near") < 0, "%s", fd.stats);
+    cr_assert_eq(stat(fd.stats, "steps"), 4, "%s", fd.stats);
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(K);
