@@ -319,7 +319,8 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
         ((size_t)prm[HBP_P_NUNITS] + 1) * 4, (size_t)prm[HBP_P_NSLOTS] * 2, (size_t)prm[HBP_P_NSLOTS] * 4,
         (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * 4, (size_t)nfix * 4,
         combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8,
-        (size_t)HBP_NHOT(fd) * 4};
+        (size_t)HBP_NHOT(fd) * 4, combine == HBP_COMBINE_PARTIALS ? (size_t)nparts * 4 : 0,
+        combine == HBP_COMBINE_PARTIALS ? (size_t)(nfix - prm[HBP_P_NEMPTY]) * 4 : 0};
     cr_assert(HBP_NHOT(fd) == 0 || (prm[HBP_P_COL_BYTES] == 4 && prm[HBP_P_STAGE_COLS] == 0 && C64 >= A->n),
               "%s: hot columns in a layout that stages x or has several column blocks", name);
     for (int a = 0; a < HBP_NARRAYS; a++) {
@@ -378,12 +379,18 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
                 cr_assert(f < nfix && fix[f] == r, "%s: fix row %d should be row %d", name, f, r);
                 if (combine == HBP_COMBINE_PARTIALS) {
                     cr_assert_eq(part_ptr[f + 1] - part_ptr[f], c.row_nseg[r], "%s: row %d partials", name, r);
-                    for (int32_t t = part_ptr[f]; t < part_ptr[f + 1]; t++) c.part_row[t] = r;
+                    for (int32_t t = part_ptr[f]; t < part_ptr[f + 1]; t++) {
+                        c.part_row[t] = r;
+                        cr_assert_eq(((const int32_t *)arr(fd, HBP_A_PART_FIX))[t], f, "%s: partial %d's fix row",
+                                     name, t);
+                    }
                 }
                 f++;
             }
     }
     cr_assert_eq(f, nfix, "%s: %d fix rows listed, %d expected", name, nfix, f);
+    for (int32_t k = 0; combine == HBP_COMBINE_PARTIALS && k < nfix - prm[HBP_P_NEMPTY]; k++)
+        cr_assert_eq(((const int32_t *)arr(fd, HBP_A_FIX_COUNT))[k], 0, "%s: fix row count %d not zero", name, k);
     if (combine == HBP_COMBINE_PARTIALS) cr_assert(part_ptr[0] == 0 && part_ptr[nfix] == nparts, "%s", name);
 
     walk_units(&c);
@@ -906,26 +913,36 @@ Test(hbp, group_order)
     spmv_matrix_destroy(K);
 }
 
-/* Many executes of a plan with a competitive part: the same result each time and the ticket back at zero. */
-Test(hbp, repeated_executes_reset_ticket)
+/* Many executes of a plan with a competitive part and combined rows: the same result each time, the ticket and
+ * the fix rows' counts back at zero. Column blocks of 256 cut many rows (a combine pass); one column block cuts
+ * circuit:200000's one dense row into a few partials, whose last one's writer combines them
+ * (hbp_counted_partials). */
+static void repeated_executes(const char *spec, int rows, int cols, int counted)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
-    spmv_matrix_t *A = generate("circuit:20000", SPMV_F64);
-    spmv_plan_options_t o = options(32, 64, 256, 1, 0);
+    spmv_matrix_t *A = generate(spec, SPMV_F64);
+    spmv_plan_options_t o = options(32, rows, cols, 1, 0);
     spmv_plan_t *plan = plan_of(ctx, A, &o);
     const spmvport_format_data *fd = &plan->fd;
     int32_t ntasks = (int32_t)fd->params[HBP_P_NTASKS], grid = (int32_t)fd->params[HBP_P_GRID];
-    cr_assert(ntasks > hbp_fixed_per_cta(ntasks, grid) * grid, "no competitive part: %d tasks, grid %d", ntasks, grid);
+    const int32_t fixed = (int32_t)fd->params[HBP_P_FIXED];
+    cr_assert(fixed >= 0 && ntasks > fixed * grid, "%d columns: no competitive part: %d tasks, %d fixed, grid %d", cols,
+              ntasks, fixed, grid);
+    const int32_t *sched = fd->arrays[HBP_A_SCHED].data, *count = fd->arrays[HBP_A_FIX_COUNT].data;
+    const int32_t combined = (int32_t)(fd->params[HBP_P_NFIX] - fd->params[HBP_P_NEMPTY]);
+    cr_assert(fd->params[HBP_P_COMBINE] == HBP_COMBINE_PARTIALS && combined > 0, "%d columns: no row to combine", cols);
+    cr_assert_eq(hbp_counted_partials(fd->params[HBP_P_NPARTS], grid, 32), counted, "%d columns, %lld partials", cols,
+                 (long long)fd->params[HBP_P_NPARTS]);
     int32_t m, n;
     spmv_matrix_get_size(A, &m, &n, NULL, NULL);
     double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)m);
     double *first = malloc(sizeof(double) * (size_t)m);
     cr_assert(x && y && first);
     support_random_vector(x, n, SPMV_F64, 3);
-    const int32_t *sched = fd->arrays[HBP_A_SCHED].data;
     for (int it = 0; it < 10; it++) {
         cr_assert_eq(spmv_execute(plan, 1.0, x, 0.0, y), SPMV_STATUS_SUCCESS);
         cr_assert(sched[0] == 0 && sched[1] == 0, "call %d left ticket %d, done %d", it, sched[0], sched[1]);
+        for (int32_t k = 0; k < combined; k++) cr_assert_eq(count[k], 0, "call %d left fix row count %d", it, k);
         if (it == 0) memcpy(first, y, sizeof(double) * (size_t)m);
         else cr_assert(memcmp(first, y, sizeof(double) * (size_t)m) == 0, "call %d differs", it);
     }
@@ -937,6 +954,9 @@ Test(hbp, repeated_executes_reset_ticket)
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
 }
+
+Test(hbp, repeated_executes_reset_ticket) { repeated_executes("circuit:20000", 64, 256, 0); }
+Test(hbp, repeated_executes_counted_combine) { repeated_executes("circuit:200000", 0, 200000, 1); }
 
 /* The hash's parameters follow the block height and the warp size. */
 Test(hbp, hash_parameters)

@@ -122,7 +122,7 @@ typedef struct {
 
 static const char *const hbp_array_names[HBP_NARRAYS] = {
     "col", "data", "unit_ptr", "unit_slot", "seg_len", "output_hash", "task", "fix_row", "part_ptr", "partial",
-    "sched", "hot"};
+    "sched", "hot", "part_fix", "fix_count"};
 
 static void build_free(hbp_build *B)
 {
@@ -560,7 +560,9 @@ static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, 
     int partials = B->combine == HBP_COMBINE_PARTIALS;
     if (!alloc_out(B, HBP_A_FIX_ROW, (size_t)nfix, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_PART_PTR, partials ? (size_t)nfix + 1 : 0, sizeof(int32_t)) ||
-        !alloc_out(B, HBP_A_PARTIAL, partials ? (size_t)nparts : 0, B->vsize))
+        !alloc_out(B, HBP_A_PARTIAL, partials ? (size_t)nparts : 0, B->vsize) ||
+        !alloc_out(B, HBP_A_PART_FIX, partials ? (size_t)nparts : 0, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_FIX_COUNT, partials ? (size_t)(nfix - nempty) : 0, sizeof(int32_t)))
         return oom(msg, msglen, "fix rows", A);
     if (partials) {
         B->row_part = spmvport_malloc_array((size_t)A->m, sizeof(int32_t));
@@ -568,7 +570,7 @@ static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, 
     }
     /* empty rows first (the SpMV kernel writes them), then the rows it combines or scales; an empty row has no
      * partial, so the partials are numbered by row either way */
-    int32_t *fix = B->out[HBP_A_FIX_ROW], *part_ptr = B->out[HBP_A_PART_PTR];
+    int32_t *fix = B->out[HBP_A_FIX_ROW], *part_ptr = B->out[HBP_A_PART_PTR], *part_fix = B->out[HBP_A_PART_FIX];
     int32_t f = 0, off = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int32_t r = 0; r < A->m; r++) {
@@ -577,6 +579,7 @@ static spmv_status_t plan_fix_rows(hbp_build *B, const spmv_device_info_t *dev, 
             if (partials) {
                 part_ptr[f] = off;
                 B->row_part[r] = off;
+                for (int32_t k = 0; k < B->row_nseg[r]; k++) part_fix[off + k] = f;
             }
             f++;
             off += B->row_nseg[r];
@@ -1138,6 +1141,7 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
 
 typedef struct {
     int32_t ntasks, stage_cols, staged;
+    int32_t fixed_tasks; /* tasks of the fixed size */
 } hbp_task_summary;
 
 /* The task being packed. */
@@ -1167,28 +1171,48 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
     t->open = 0;
 }
 
-/* About four tasks per thread block of the grid, at least 8 W entries; with a unit cap (a matrix too small to
- * fill the device) no minimum: a task is then one round of units, so they spread over more thread blocks. */
-static int64_t task_target(const hbp_build *B, int32_t grid)
+/* Task sizes: the fixed share of the entries (HBP_FIXED_SHARE) in HBP_FIXED_TASKS tasks per thread block of the
+ * grid, the rest (the competitive part) in HBP_TICKET_TASKS tasks per thread block, at least 8 W entries each; with a
+ * unit cap (a matrix too small to fill the device) no minimum: a task is then one round of units, so they spread
+ * over more thread blocks. The blocks that finish their last ticket early idle while the others end theirs, about
+ * half a ticket task on average: small ticket tasks keep that short. */
+typedef struct {
+    int64_t fixed, ticket; /* target entries of a fixed task and of a ticket task */
+    int64_t nfixed;        /* tasks of the fixed size: the first nfixed (whole rounds of the grid) */
+} hbp_task_sizes;
+
+static hbp_task_sizes task_sizes(const hbp_build *B, int32_t grid)
 {
-    int64_t target = (int64_t)B->A->nnz / (4 * (int64_t)grid);
-    return target < 8 * B->W && B->unit_trips == 0 ? 8 * B->W : target;
+    const double share = B->position_order ? HBP_FIXED_SHARE_POSITION : HBP_FIXED_SHARE;
+    const double kc = B->position_order ? HBP_TICKET_TASKS_POSITION : HBP_TICKET_TASKS;
+    const int qf = HBP_FIXED_TASKS;
+    const int64_t floor = B->unit_trips == 0 ? 8 * (int64_t)B->W : 0;
+    hbp_task_sizes z;
+    const double fixed_entries = share * (double)B->A->nnz;
+    z.nfixed = (int64_t)qf * grid;
+    z.fixed = (int64_t)(fixed_entries / (qf * grid));
+    z.ticket = (int64_t)(((double)B->A->nnz - fixed_entries) / (kc * grid));
+    if (z.fixed < floor) z.fixed = floor;
+    if (z.ticket < floor) z.ticket = floor;
+    return z;
 }
 
 /* Count the tasks (task == NULL) or write them. */
-static hbp_task_summary plan_tasks(const hbp_build *B, int64_t target, int32_t stage_cap, int32_t *task)
+static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t stage_cap, int32_t *task)
 {
     const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR];
-    hbp_task_summary sum = {0, 0, 0};
+    hbp_task_summary sum = {0, 0, 0, 0};
     hbp_open_task t = {0, -1, 0, 0, 0, 0};
     for (int32_t b = 0; b < B->NB; b++)
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
             /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
              * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show) */
+            const int64_t target = sum.ntasks < z.nfixed ? z.fixed : z.ticket;
             int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) {
                 t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};
+                if (sum.ntasks < z.nfixed) sum.fixed_tasks++;
             }
             if (B->blk_lo[b] < t.lo) t.lo = B->blk_lo[b];
             if (B->blk_hi[b] > t.hi) t.hi = B->blk_hi[b];
@@ -1485,16 +1509,16 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
      * then again for the grid of the window the tasks really stage (no staging: B->ctas) */
     int32_t grid =
         planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->ctas);
-    hbp_task_summary ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+    hbp_task_summary ts = plan_tasks(B, task_sizes(B, grid), stage_cap, NULL);
     int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
     if (staged_grid != grid) {
         grid = staged_grid;
-        ts = plan_tasks(B, task_target(B, grid), stage_cap, NULL);
+        ts = plan_tasks(B, task_sizes(B, grid), stage_cap, NULL);
     }
     if (!alloc_out(B, HBP_A_TASK, (size_t)ts.ntasks * HBP_TASK_INTS, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SCHED, 2, sizeof(int32_t)))
         return oom(msg, msglen, "tasks", A);
-    plan_tasks(B, task_target(B, grid), stage_cap, B->out[HBP_A_TASK]);
+    plan_tasks(B, task_sizes(B, grid), stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
     /* the same, unless the re-plan staged more */
     grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
@@ -1546,6 +1570,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_CTAS] = B->ctas;
     p[HBP_P_MAX_SEG] = B->max_seg;
     p[HBP_P_NEMPTY] = B->nempty;
+    /* the tasks were planned for the grid before hot columns (which may shrink it): whole rounds of this one */
+    p[HBP_P_FIXED] = grid > 0 ? ts.fixed_tasks / grid : 0;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
@@ -1558,7 +1584,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
                  "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
-                 B->ntasks, hbp_fixed_per_cta(B->ntasks, grid) * grid, ts.staged, grid, ts.stage_cols,
+                 B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,

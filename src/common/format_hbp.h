@@ -35,14 +35,19 @@ enum {
     HBP_A_FIX_ROW = 7,   /* int32 [nfix]     rows with 0 segments (the first params[HBP_P_NEMPTY]), then rows
                             with >= 2 segments, each part ascending */
     HBP_A_PART_PTR = 8,  /* int32 [nfix+1]   combine 1: partials of fix row f are [part_ptr[f], part_ptr[f+1]) */
-    HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute */
+    HBP_A_PARTIAL = 9,   /* T [nparts]       combine 1: per-segment partial sums, written by every execute; a fix
+                            row's partials are consecutive, in column-block order */
     HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
                             calls (the last thread block of every call resets them) */
     HBP_A_HOT = 11,      /* int32 [nhot]     hot columns: every thread block copies x[hot[i]] into shared memory
                             once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4;
                             non-zero only with 32-bit columns, one column block and no staged task, so x's
                             shared-memory copy is the hot one alone */
-    HBP_NARRAYS = 12
+    HBP_A_PART_FIX = 12, /* int32 [nparts]   combine 1: the fix row f (index into fix_row) of each partial */
+    HBP_A_FIX_COUNT = 13, /* int32 [nfix - nempty] combine 1: partials written so far in this call, per fix row
+                            past the empty ones; the segment that writes a row's last partial sums them into y
+                            and puts the count back to zero for the next call */
+    HBP_NARRAYS = 14
 };
 
 /* A task's record in HBP_A_TASK. */
@@ -80,8 +85,10 @@ enum {
     HBP_P_MAX_SEG = 16,    /* a row's run in a block is cut every max_seg entries: HBP_MAX_SEG, or whole trips
                               of a long unit (k S W, options.hbp_unit_trips) on matrices too small to fill the
                               device, where the longest unit sets the time */
-    HBP_P_NEMPTY = 17      /* empty rows (no segment), fix rows [0, nempty): with tasks, the SpMV kernel's blocks
+    HBP_P_NEMPTY = 17,     /* empty rows (no segment), fix rows [0, nempty): with tasks, the SpMV kernel's blocks
                               write them before their tasks, so they need no pass of their own */
+    HBP_P_FIXED = 18       /* fixed tasks per thread block when there are more tasks than blocks: block c runs
+                              tasks [c * fixed, (c + 1) * fixed), the rest are taken with the ticket */
 };
 
 /* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
@@ -111,11 +118,22 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 #define HBP_COMBINE_PARTIALS 1
 #define HBP_COMBINE_ATOMICS 2
 
-/* Tasks [0, fixed * grid) are the fixed part (thread block c runs [c * fixed, (c + 1) * fixed)); the rest are
- * taken with the ticket. Two thirds of the tasks are fixed, in whole rounds of the grid. */
-static inline int32_t hbp_fixed_per_cta(int32_t ntasks, int32_t grid)
+/* Combine 1 inside the SpMV kernel (the writer of a fix row's last partial sums the row, HBP_A_FIX_COUNT) when
+ * the partials are at most one per resident warp: each costs its writer a memory fence, which on kron:20:16 (21860
+ * partials, ~10 per warp) made the kernel 11% slower; else a combine pass after the kernel. */
+static inline int hbp_counted_partials(int64_t nparts, int64_t grid, int warp)
 {
-    return grid > 0 ? (int32_t)((2 * (int64_t)ntasks) / (3 * (int64_t)grid)) : 0;
+    return nparts > 0 && warp > 0 && nparts <= grid * (HBP_CTA_THREADS / warp);
 }
+
+/* Task sizes (format_hbp.c, task_sizes): this share of the entries is the fixed part, in this many tasks per
+ * thread block; the competitive part is cut into this many tasks per thread block. Position-order plans
+ * (circuits past L2) keep four equal tasks per block, half of them fixed: smaller ticket tasks made
+ * circuit:5000000 2% slower, where they made fem3d:3:48 7% and kron:20:16 2-3% faster (H200, session 11). */
+#define HBP_FIXED_SHARE 0.6
+#define HBP_FIXED_TASKS 2
+#define HBP_TICKET_TASKS 8
+#define HBP_FIXED_SHARE_POSITION 0.5
+#define HBP_TICKET_TASKS_POSITION 2
 
 #endif /* SPMVPORT_FORMAT_HBP_H */

@@ -3,18 +3,19 @@
  * does (layout: src/common/format_hbp.h, docs/formats/hbp.md), in the matrix's precision:
  *
  *   thread blocks  grid = min(params' grid, tasks), as the kernel is launched; with no more tasks than that,
- *                  block c runs task c (no ticket, no counter); else block c runs the fixed tasks [c*q, (c+1)*q),
- *                  q = hbp_fixed_per_cta, then takes tasks q*grid + ticket++ until they run out; the block that
- *                  finishes last resets the ticket and the done counter (HBP_A_SCHED), so every call starts from
- *                  zero;
+ *                  block c runs task c; else block c runs the fixed tasks [c*q, (c+1)*q), q = params[HBP_P_FIXED],
+ *                  then takes tasks q*grid + ticket++ until they run out; the block that finishes last (done
+ *                  counter) resets the ticket and the counter (HBP_A_SCHED), so every call starts from zero;
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
  *   a warp group   (2..W slots) lane l sums its segment; at step j the lanes with len > j take the next entries
  *                  in lane order (the kernel counts them with a ballot);
  *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
- *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1,
- *                  then a combine pass sums each fix row's partials in column-block order) or are added with
+ *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1:
+ *                  with few partials, hbp_counted_partials, the writer of a fix row's last one, by HBP_A_FIX_COUNT,
+ *                  sums them in column-block order into y and zeroes the count; else a pass after the blocks
+ *                  does) or are added with
  *                  atomics after a pass that scales the fix rows by beta (combine 2); the empty rows (the first
  *                  params[HBP_P_NEMPTY] fix rows) are written by the kernel's blocks before their tasks, as the
  *                  passes would write them (by those passes when there is no task).
@@ -37,10 +38,10 @@
 typedef struct {
     const uint16_t *col16, *seg_len; /* col16 or col32: the local columns, by col_bytes */
     const int32_t *col32;
-    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *hot;
-    int32_t *sched;
-    int32_t ntasks, nfix, nempty, grid, nhot;
-    int W, combine;
+    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *part_fix, *hot;
+    int32_t *sched, *fix_count;
+    int32_t ntasks, nfix, nempty, grid, nhot, fixed;
+    int W, combine, counted; /* counted: combine 1 by the writer of a row's last partial (hbp_counted_partials) */
 } hbp_view;
 
 static hbp_view view_of(const spmvport_format_data *fd)
@@ -56,14 +57,19 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.fix_row = fd->arrays[HBP_A_FIX_ROW].data;
     v.part_ptr = fd->arrays[HBP_A_PART_PTR].data;
     v.sched = fd->arrays[HBP_A_SCHED].data;
+    v.part_fix = fd->arrays[HBP_A_PART_FIX].data;
+    v.fix_count = fd->arrays[HBP_A_FIX_COUNT].data;
     v.hot = fd->arrays[HBP_A_HOT].data;
     v.nhot = (int32_t)HBP_NHOT(fd);
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
     v.nempty = (int32_t)fd->params[HBP_P_NEMPTY];
     v.grid = (int32_t)(fd->params[HBP_P_GRID] < v.ntasks ? fd->params[HBP_P_GRID] : v.ntasks); /* the launch's */
+    v.fixed = (int32_t)fd->params[HBP_P_FIXED];
     v.W = fd->warp_size;
     v.combine = (int)fd->params[HBP_P_COMBINE];
+    v.counted = v.combine == HBP_COMBINE_PARTIALS && v.ntasks > 0 &&
+                hbp_counted_partials(fd->params[HBP_P_NPARTS], fd->params[HBP_P_GRID], v.W);
     return v;
 }
 
@@ -85,11 +91,37 @@ typedef struct {
         return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
     }                                                                                                          \
                                                                                                                \
+    /* the fix row's partials in column-block order */                                                        \
+    static void combine_row_##SUFFIX(const hbp_view *v, REAL *y, const REAL *partial, int32_t f, REAL alpha,    \
+                                      REAL beta)                                                                \
+    {                                                                                                          \
+        const int32_t r = v->fix_row[f];                                                                       \
+        REAL sum = 0;                                                                                          \
+        for (int32_t k = v->part_ptr[f]; k < v->part_ptr[f + 1]; k++) sum += partial[k];                       \
+        y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                                      \
+    }                                                                                                          \
+                                                                                                               \
+    /* partial t; the writer of a fix row's last partial (its count) combines the row and zeroes the count */  \
+    static void store_partial_##SUFFIX(const hbp_view *v, REAL *y, REAL *partial, int32_t t, REAL alpha,       \
+                                       REAL beta, REAL sum)                                                     \
+    {                                                                                                          \
+        partial[t] = sum;                                                                                      \
+        const int32_t f = v->part_fix[t];                                                                      \
+        int32_t done;                                                                                          \
+        HBP_PRAGMA(omp atomic capture seq_cst)                                                                 \
+        done = v->fix_count[f - v->nempty]++;                                                                  \
+        if (done != v->part_ptr[f + 1] - v->part_ptr[f] - 1) return;                                          \
+        v->fix_count[f - v->nempty] = 0;                                                                       \
+        combine_row_##SUFFIX(v, y, partial, f, alpha, beta);                                                   \
+    }                                                                                                          \
+                                                                                                               \
     static inline void store_##SUFFIX(const hbp_view *v, REAL *y, REAL *partial, int32_t out, REAL alpha,       \
                                       REAL beta, REAL sum)                                                      \
     {                                                                                                          \
         if (out >= 0) {                                                                                        \
             y[out] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[out];                              \
+        } else if (v->combine == HBP_COMBINE_PARTIALS && v->counted) {                                         \
+            store_partial_##SUFFIX(v, y, partial, -1 - out, alpha, beta, sum);                                 \
         } else if (v->combine == HBP_COMBINE_PARTIALS) {                                                       \
             partial[-1 - out] = sum;                                                                           \
         } else {                                                                                               \
@@ -152,7 +184,7 @@ typedef struct {
             task_##SUFFIX(v, val, c, x, y, partial, alpha, beta);                                              \
             return;                                                                                            \
         }                                                                                                      \
-        const int32_t fixed = hbp_fixed_per_cta(v->ntasks, v->grid);                                           \
+        const int32_t fixed = v->fixed;                                                                        \
         for (int32_t i = 0; i < fixed; i++) task_##SUFFIX(v, val, c * fixed + i, x, y, partial, alpha, beta);  \
         for (;;) { /* the competitive part */                                                                  \
             int32_t ticket;                                                                                    \
@@ -201,14 +233,9 @@ typedef struct {
             HBP_PRAGMA(omp parallel for schedule(dynamic, 1))                                                  \
             for (int32_t c = 0; c < v.grid; c++) block_##SUFFIX(&v, val, c, x, y, partial, alpha, beta);       \
         }                                                                                                      \
-        if (v.combine == HBP_COMBINE_PARTIALS) { /* each fix row: its partials in column-block order */        \
+        if (v.combine == HBP_COMBINE_PARTIALS && !v.counted) { /* the combine pass */                         \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
-            for (int32_t f = first; f < v.nfix; f++) {                                                         \
-                const int32_t r = v.fix_row[f];                                                                \
-                REAL sum = 0;                                                                                  \
-                for (int32_t k = v.part_ptr[f]; k < v.part_ptr[f + 1]; k++) sum += partial[k];                 \
-                y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                              \
-            }                                                                                                  \
+            for (int32_t f = first; f < v.nfix; f++) combine_row_##SUFFIX(&v, y, partial, f, alpha, beta);    \
         }                                                                                                      \
     }
 

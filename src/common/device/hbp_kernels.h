@@ -4,7 +4,8 @@
  * src/cpu_ref/hbp_executor.c does:
  *
  *   hbp_spmv_kernel    HBP_CTA_THREADS threads per block. Block c runs its fixed tasks [c*q, (c+1)*q), then
- *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out; with no more
+ *                      takes tasks q*grid + ticket (an atomic on sched[0]) until they run out (q =
+ *                      params[HBP_P_FIXED]); with no more
  *                      tasks than blocks, block c runs task c alone (small matrices: the tickets' and the done
  *                      counter's atomics would be most of the time). Per task: the
  *                      block copies the task's x window into shared memory (when the task is staged, between
@@ -21,10 +22,13 @@
  *                      With hot columns (HBP_A_HOT not empty, no task staged) the block first copies x at
  *                      them into shared memory, and a column c < 0 reads that copy at -1 - c.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
- *                      partial (combine 1) or atomically add alpha*sum (combine 2). The block that finishes last
- *                      (done counter sched[1]) resets both counters: every call starts from zero.
+ *                      partial (combine 1) or atomically add alpha*sum (combine 2). With few partials
+ *                      (hbp_counted_partials) the writer of a fix row's last partial sums the row into y
+ *                      (hbp_store_partial), so no combine pass runs. The block that finishes last (done counter
+ *                      sched[1]) resets both counters: every call starts from zero.
  *                      Before its tasks every block writes a strided share of the empty rows (no segment).
- *   hbp_combine_kernel combine 1, after: each fix row past the empty ones sums its partials in column-block order.
+ *   hbp_combine_kernel combine 1, after, when the partials are many: each fix row past the empty ones sums its
+ *                      partials in column-block order.
  *   hbp_scale_kernel   combine 2, before: each fix row past the empty ones y = beta*y (0 when beta == 0), for the
  *                      atomics.
  *   Without tasks (no entries) the combine or scale pass writes the empty rows too.
@@ -58,12 +62,43 @@ struct hbp_args {
     int nhot;     /* HBP_NHOT: hot columns, x at them copied into shared memory (0: none) */
     int nnz;
     int nempty;   /* params[HBP_P_NEMPTY]: empty rows, fix_row[0, nempty), written by the SpMV kernel */
+    const int *part_ptr, *part_fix; /* combine 1: a fix row's partials; a partial's fix row (NULL: a combine pass) */
+    int *fix_count;                 /* combine 1: partials written per fix row past the empty ones */
 };
+
+/* combine 1 for fix row f: y[r] = alpha * (sum of its partials, in column-block order) + beta * y[r]. Coherent:
+ * the partials were written in this kernel (the SpMV kernel's last thread block) */
+template <bool Coherent, typename T>
+PORT_DEVICE void hbp_combine_row(int f, const int *fix_row, const int *part_ptr, const T *partial, T *y, T alpha,
+                                 T beta)
+{
+    const int r = port_ldg(fix_row + f);
+    const T sum = port_ordered_sum<Coherent>(partial, port_ldg(part_ptr + f), port_ldg(part_ptr + f + 1), 1);
+    y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
+}
+
+/* Partial t of fix row f. The lane that writes the row's last partial (a count per fix row) sums them into y, so
+ * no combine pass waits for the whole kernel: the fence puts each partial before its count, the counts are
+ * atomics, and the sum reads the partials from L2. The count goes back to zero for the next call. */
+template <typename T>
+PORT_DEVICE void hbp_store_partial(const hbp_args<T> &a, int t, T sum)
+{
+    a.partial[t] = sum;
+    port_threadfence();
+    const int f = port_ldg(a.part_fix + t);
+    const int parts = port_ldg(a.part_ptr + f + 1) - port_ldg(a.part_ptr + f);
+    int *count = a.fix_count + (f - a.nempty);
+    if (port_atomic_add(count, 1) != parts - 1) return;
+    *count = 0;
+    port_threadfence();
+    hbp_combine_row<true>(f, a.fix_row, a.part_ptr, a.partial, a.y, a.alpha, a.beta);
+}
 
 template <typename T>
 PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
 {
     if (out >= 0) a.y[out] = a.beta == T(0) ? a.alpha * sum : a.alpha * sum + a.beta * a.y[out];
+    else if (a.combine == HBP_COMBINE_PARTIALS && a.part_fix != nullptr) hbp_store_partial(a, -1 - out, sum);
     else if (a.combine == HBP_COMBINE_PARTIALS) a.partial[-1 - out] = sum;
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
 }
@@ -340,17 +375,14 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     }
 }
 
-/* combine 1: y[r] = alpha * (sum of the fix row's partials, in column-block order) + beta * y[r] */
+/* combine 1 as a pass of its own: many partials (hbp_counted_partials), or no tasks (the empty rows) */
 template <typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
     hbp_combine_kernel(int nfix, const int *__restrict__ fix_row, const int *__restrict__ part_ptr,
                        const T *__restrict__ partial, T *__restrict__ y, T alpha, T beta)
 {
     const long long f = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
-    if (f >= nfix) return;
-    const int r = port_ldg(fix_row + f);
-    const T sum = port_ordered_sum(partial, port_ldg(part_ptr + f), port_ldg(part_ptr + f + 1), 1);
-    y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
+    if (f < nfix) hbp_combine_row<false>((int)f, fix_row, part_ptr, partial, y, alpha, beta);
 }
 
 /* combine 2: the fix rows (rows the atomics add into, and empty rows) scaled by beta first */
@@ -383,10 +415,14 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
-        prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] ||
+        prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
+        (prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && prm[HBP_P_FIXED] * prm[HBP_P_GRID] > prm[HBP_P_NTASKS]) ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
         fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
-        fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t))
+        fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t) ||
+        (prm[HBP_P_COMBINE] == HBP_COMBINE_PARTIALS &&
+         (fd->arrays[HBP_A_PART_FIX].bytes != (size_t)prm[HBP_P_NPARTS] * sizeof(int32_t) ||
+          fd->arrays[HBP_A_FIX_COUNT].bytes != (size_t)(prm[HBP_P_NFIX] - prm[HBP_P_NEMPTY]) * sizeof(int32_t))))
         return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
     if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
                              HBP_NHOT(fd) * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256))
@@ -436,6 +472,9 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
     const int first = ntasks > 0 ? (int)prm[HBP_P_NEMPTY] : 0, nfix = (int)prm[HBP_P_NFIX] - first;
     const int *fix_row = (const int *)d[HBP_A_FIX_ROW] + first;
     const unsigned fix_blocks = (unsigned)((nfix + hbp_cta - 1) / hbp_cta);
+    /* combine 1 in the SpMV kernel (few partials) or as a pass after it */
+    const bool counted = combine == HBP_COMBINE_PARTIALS && ntasks > 0 &&
+                         hbp_counted_partials(prm[HBP_P_NPARTS], prm[HBP_P_GRID], W);
     if (combine == HBP_COMBINE_ATOMICS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_scale_kernel<T>)(nfix, fix_row, y, beta);
     if (ntasks > 0) {
@@ -450,6 +489,9 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.hot = (const int *)d[HBP_A_HOT];
         a.fix_row = (const int *)d[HBP_A_FIX_ROW];
         a.nempty = (int)prm[HBP_P_NEMPTY];
+        a.part_ptr = (const int *)d[HBP_A_PART_PTR];
+        a.part_fix = counted ? (const int *)d[HBP_A_PART_FIX] : nullptr;
+        a.fix_count = (int *)d[HBP_A_FIX_COUNT];
         a.nhot = (int)HBP_NHOT(fd);
         a.partial = (T *)d[HBP_A_PARTIAL];
         a.sched = (int *)d[HBP_A_SCHED];
@@ -462,14 +504,14 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.nnz = fd->nnz;
         const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
         const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + HBP_NHOT(fd)) * sizeof(T); /* one of them is 0 */
-        const int fixed = hbp_fixed_per_cta(ntasks, grid);
+        const int fixed = ntasks > grid ? (int)prm[HBP_P_FIXED] : 0;
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
         const int ctas = (int)prm[HBP_P_CTAS];
         if (prm[HBP_P_STEPS] == 8) launch_hbp_cols<W, 8, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
         else if (prm[HBP_P_STEPS] == 2) launch_hbp_cols<W, 2, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
         else launch_hbp_cols<W, 4, T>(wide, ctas, (unsigned)grid, smem, s, a, ntasks, fixed);
     }
-    if (combine == HBP_COMBINE_PARTIALS && nfix > 0)
+    if (combine == HBP_COMBINE_PARTIALS && nfix > 0 && !counted)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_combine_kernel<T>)
         (nfix, fix_row, (const int *)d[HBP_A_PART_PTR] + first, (const T *)d[HBP_A_PARTIAL], y, alpha, beta);
 }

@@ -217,8 +217,9 @@ PORT_DEVICE double port_vec_get(const double2 &v, int j) { return j == 0 ? v.x :
 
 /* p[b] + p[b + stride] + ... (indices below e), added in that order from T(0) with 8 loads in flight: the bits of
  * one load at a time without one dependent round trip per term (the combine passes: a dense row cut into ~100
- * partials waited for ~100 of them). Plain loads: the terms were written by an earlier kernel. */
-template <typename T>
+ * partials waited for ~100 of them). Plain loads when the terms were written by an earlier kernel; Coherent
+ * (volatile: from L2, past the multiprocessor's L1) when other thread blocks of this kernel wrote them. */
+template <bool Coherent = false, typename T>
 PORT_DEVICE T port_ordered_sum(const T *p, long long b, long long e, long long stride)
 {
     constexpr int inflight = 8;
@@ -226,7 +227,10 @@ PORT_DEVICE T port_ordered_sum(const T *p, long long b, long long e, long long s
     for (long long k = b; k < e; k += inflight * stride) {
         T v[inflight];
 #pragma unroll
-        for (int i = 0; i < inflight; i++) v[i] = k + i * stride < e ? p[k + i * stride] : T(0);
+        for (int i = 0; i < inflight; i++) {
+            const long long j = k + i * stride;
+            v[i] = j < e ? (Coherent ? *(const volatile T *)(p + j) : p[j]) : T(0);
+        }
 #pragma unroll
         for (int i = 0; i < inflight; i++)
             if (k + i * stride < e) sum += v[i];
