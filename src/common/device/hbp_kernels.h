@@ -67,7 +67,7 @@ struct hbp_args {
 };
 
 /* combine 1 for fix row f: y[r] = alpha * (sum of its partials, in column-block order) + beta * y[r]. Coherent:
- * the partials were written in this kernel (the SpMV kernel's last thread block) */
+ * other thread blocks of this kernel wrote the partials (the counted combine, hbp_store_partial) */
 template <bool Coherent, typename T>
 PORT_DEVICE void hbp_combine_row(int f, const int *fix_row, const int *part_ptr, const T *partial, T *y, T alpha,
                                  T beta)
