@@ -916,7 +916,7 @@ Test(hbp, group_order)
 /* Many executes of a plan with a competitive part and combined rows: the same result each time, the ticket and
  * the fix rows' counts back at zero. Column blocks of 256 cut many rows (a combine pass); one column block cuts
  * circuit:200000's one dense row into a few partials, whose last one's writer combines them
- * (hbp_counted_partials). */
+ * (hbp_counted_combine). */
 static void repeated_executes(const char *spec, int rows, int cols, int counted)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -931,7 +931,7 @@ static void repeated_executes(const char *spec, int rows, int cols, int counted)
     const int32_t *sched = fd->arrays[HBP_A_SCHED].data, *count = fd->arrays[HBP_A_FIX_COUNT].data;
     const int32_t combined = (int32_t)(fd->params[HBP_P_NFIX] - fd->params[HBP_P_NEMPTY]);
     cr_assert(fd->params[HBP_P_COMBINE] == HBP_COMBINE_PARTIALS && combined > 0, "%d columns: no row to combine", cols);
-    cr_assert_eq(hbp_counted_partials(fd->params[HBP_P_NPARTS], grid, 32), counted, "%d columns, %lld partials", cols,
+    cr_assert_eq(hbp_counted_combine(fd->params, 32), counted, "%d columns, %lld partials", cols,
                  (long long)fd->params[HBP_P_NPARTS]);
     int32_t m, n;
     spmv_matrix_get_size(A, &m, &n, NULL, NULL);

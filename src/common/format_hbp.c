@@ -1141,7 +1141,6 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
 
 typedef struct {
     int32_t ntasks, stage_cols, staged;
-    int32_t fixed_tasks; /* tasks of the fixed size */
 } hbp_task_summary;
 
 /* The task being packed. */
@@ -1201,7 +1200,7 @@ static hbp_task_sizes task_sizes(const hbp_build *B, int32_t grid)
 static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t stage_cap, int32_t *task)
 {
     const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR];
-    hbp_task_summary sum = {0, 0, 0, 0};
+    hbp_task_summary sum = {0, 0, 0};
     hbp_open_task t = {0, -1, 0, 0, 0, 0};
     for (int32_t b = 0; b < B->NB; b++)
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
@@ -1212,7 +1211,6 @@ static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) {
                 t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};
-                if (sum.ntasks < z.nfixed) sum.fixed_tasks++;
             }
             if (B->blk_lo[b] < t.lo) t.lo = B->blk_lo[b];
             if (B->blk_hi[b] > t.hi) t.hi = B->blk_hi[b];
@@ -1518,7 +1516,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if (!alloc_out(B, HBP_A_TASK, (size_t)ts.ntasks * HBP_TASK_INTS, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SCHED, 2, sizeof(int32_t)))
         return oom(msg, msglen, "tasks", A);
-    plan_tasks(B, task_sizes(B, grid), stage_cap, B->out[HBP_A_TASK]);
+    const hbp_task_sizes sizes = task_sizes(B, grid);
+    plan_tasks(B, sizes, stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
     /* the same, unless the re-plan staged more */
     grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
@@ -1570,8 +1569,9 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_CTAS] = B->ctas;
     p[HBP_P_MAX_SEG] = B->max_seg;
     p[HBP_P_NEMPTY] = B->nempty;
-    /* the tasks were planned for the grid before hot columns (which may shrink it): whole rounds of this one */
-    p[HBP_P_FIXED] = grid > 0 ? ts.fixed_tasks / grid : 0;
+    /* the first sizes.nfixed tasks have the fixed size, planned for the grid before hot columns (which may
+     * shrink it): whole rounds of this one */
+    p[HBP_P_FIXED] = grid > 0 ? (sizes.nfixed < B->ntasks ? sizes.nfixed : B->ntasks) / grid : 0;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;

@@ -119,11 +119,14 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 #define HBP_COMBINE_ATOMICS 2
 
 /* Combine 1 inside the SpMV kernel (the writer of a fix row's last partial sums the row, HBP_A_FIX_COUNT) when
- * the partials are at most one per resident warp: each costs its writer a memory fence, which on kron:20:16 (21860
- * partials, ~10 per warp) made the kernel 11% slower; else a combine pass after the kernel. */
-static inline int hbp_counted_partials(int64_t nparts, int64_t grid, int warp)
+ * there are tasks and the partials are at most one per resident warp of the planned grid: each costs its writer a
+ * memory fence, which on kron:20:16 (21860 partials, ~10 per warp) made the kernel 11% slower; else a combine pass
+ * after the kernel. prm: fd->params. */
+static inline int hbp_counted_combine(const int64_t *prm, int warp)
 {
-    return nparts > 0 && warp > 0 && nparts <= grid * (HBP_CTA_THREADS / warp);
+    const int64_t nparts = prm[HBP_P_NPARTS];
+    return prm[HBP_P_COMBINE] == HBP_COMBINE_PARTIALS && prm[HBP_P_NTASKS] > 0 && nparts > 0 && warp > 0 &&
+           nparts <= prm[HBP_P_GRID] * (HBP_CTA_THREADS / warp);
 }
 
 /* Task sizes (format_hbp.c, task_sizes): this share of the entries is the fixed part, in this many tasks per

@@ -13,7 +13,7 @@
  *                  in lane order (the kernel counts them with a ballot);
  *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
  *   output         a row's only segment stores alpha*sum + beta*y; other segments go to their partial (combine 1:
- *                  with few partials, hbp_counted_partials, the writer of a fix row's last one, by HBP_A_FIX_COUNT,
+ *                  with few partials, hbp_counted_combine, the writer of a fix row's last one, by HBP_A_FIX_COUNT,
  *                  sums them in column-block order into y and zeroes the count; else a pass after the blocks
  *                  does) or are added with
  *                  atomics after a pass that scales the fix rows by beta (combine 2); the empty rows (the first
@@ -41,7 +41,7 @@ typedef struct {
     const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *part_fix, *hot;
     int32_t *sched, *fix_count;
     int32_t ntasks, nfix, nempty, grid, nhot, fixed;
-    int W, combine, counted; /* counted: combine 1 by the writer of a row's last partial (hbp_counted_partials) */
+    int W, combine, counted; /* counted: combine 1 by the writer of a row's last partial (hbp_counted_combine) */
 } hbp_view;
 
 static hbp_view view_of(const spmvport_format_data *fd)
@@ -68,8 +68,7 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.fixed = (int32_t)fd->params[HBP_P_FIXED];
     v.W = fd->warp_size;
     v.combine = (int)fd->params[HBP_P_COMBINE];
-    v.counted = v.combine == HBP_COMBINE_PARTIALS && v.ntasks > 0 &&
-                hbp_counted_partials(fd->params[HBP_P_NPARTS], fd->params[HBP_P_GRID], v.W);
+    v.counted = hbp_counted_combine(fd->params, v.W);
     return v;
 }
 
@@ -91,14 +90,25 @@ typedef struct {
         return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
     }                                                                                                          \
                                                                                                                \
+    /* y[r] = alpha * sum + beta * y[r], y not read when beta == 0 (the kernels' hbp_write_row) */              \
+    static inline void write_row_##SUFFIX(REAL *y, int32_t r, REAL alpha, REAL sum, REAL beta)                 \
+    {                                                                                                          \
+        y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                                      \
+    }                                                                                                          \
+                                                                                                               \
+    /* combine 2's scale of a fix row (hbp_scale_row) */                                                      \
+    static inline void scale_row_##SUFFIX(REAL *y, int32_t r, REAL beta)                                       \
+    {                                                                                                          \
+        y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                                        \
+    }                                                                                                          \
+                                                                                                               \
     /* the fix row's partials in column-block order */                                                        \
     static void combine_row_##SUFFIX(const hbp_view *v, REAL *y, const REAL *partial, int32_t f, REAL alpha,    \
                                       REAL beta)                                                                \
     {                                                                                                          \
-        const int32_t r = v->fix_row[f];                                                                       \
         REAL sum = 0;                                                                                          \
         for (int32_t k = v->part_ptr[f]; k < v->part_ptr[f + 1]; k++) sum += partial[k];                       \
-        y[r] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[r];                                      \
+        write_row_##SUFFIX(y, v->fix_row[f], alpha, sum, beta);                                                \
     }                                                                                                          \
                                                                                                                \
     /* partial t; the writer of a fix row's last partial (its count) combines the row and zeroes the count */  \
@@ -119,8 +129,8 @@ typedef struct {
                                       REAL beta, REAL sum)                                                      \
     {                                                                                                          \
         if (out >= 0) {                                                                                        \
-            y[out] = beta == (REAL)0 ? alpha * sum : alpha * sum + beta * y[out];                              \
-        } else if (v->combine == HBP_COMBINE_PARTIALS && v->counted) {                                         \
+            write_row_##SUFFIX(y, out, alpha, sum, beta);                                                      \
+        } else if (v->counted) {                                                                               \
             store_partial_##SUFFIX(v, y, partial, -1 - out, alpha, beta, sum);                                 \
         } else if (v->combine == HBP_COMBINE_PARTIALS) {                                                       \
             partial[-1 - out] = sum;                                                                           \
@@ -216,19 +226,13 @@ typedef struct {
         const int32_t first = v.ntasks > 0 ? v.nempty : 0;                                                     \
         if (v.combine == HBP_COMBINE_ATOMICS) { /* rows the atomics add into (and empty rows): beta * y */     \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
-            for (int32_t f = first; f < v.nfix; f++) {                                                         \
-                const int32_t r = v.fix_row[f];                                                                \
-                y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                                \
-            }                                                                                                  \
+            for (int32_t f = first; f < v.nfix; f++) scale_row_##SUFFIX(y, v.fix_row[f], beta);                \
         }                                                                                                      \
         if (v.ntasks > 0) {                                                                                    \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
-            for (int32_t f = 0; f < v.nempty; f++) {                                                           \
-                const int32_t r = v.fix_row[f];                                                                \
-                if (v.combine == HBP_COMBINE_PARTIALS)                                                         \
-                    y[r] = beta == (REAL)0 ? alpha * (REAL)0 : alpha * (REAL)0 + beta * y[r];                  \
-                else                                                                                           \
-                    y[r] = beta == (REAL)0 ? (REAL)0 : beta * y[r];                                            \
+            for (int32_t f = 0; f < v.nempty; f++) { /* as the pass of the combine mode would */              \
+                if (v.combine == HBP_COMBINE_PARTIALS) write_row_##SUFFIX(y, v.fix_row[f], alpha, (REAL)0, beta); \
+                else scale_row_##SUFFIX(y, v.fix_row[f], beta);                                                \
             }                                                                                                  \
             HBP_PRAGMA(omp parallel for schedule(dynamic, 1))                                                  \
             for (int32_t c = 0; c < v.grid; c++) block_##SUFFIX(&v, val, c, x, y, partial, alpha, beta);       \

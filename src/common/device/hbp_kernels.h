@@ -23,7 +23,7 @@
  *                      them into shared memory, and a column c < 0 reads that copy at -1 - c.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). With few partials
- *                      (hbp_counted_partials) the writer of a fix row's last partial sums the row into y
+ *                      (hbp_counted_combine) the writer of a fix row's last partial sums the row into y
  *                      (hbp_store_partial), so no combine pass runs. The block that finishes last (done counter
  *                      sched[1]) resets both counters: every call starts from zero.
  *                      Before its tasks every block writes a strided share of the empty rows (no segment).
@@ -66,15 +66,29 @@ struct hbp_args {
     int *fix_count;                 /* combine 1: partials written per fix row past the empty ones */
 };
 
+/* y[r] = alpha * sum + beta * y[r]; y is not read when beta == 0 */
+template <typename T>
+PORT_DEVICE void hbp_write_row(T *y, int r, T alpha, T sum, T beta)
+{
+    y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
+}
+
 /* combine 1 for fix row f: y[r] = alpha * (sum of its partials, in column-block order) + beta * y[r]. Coherent:
  * other thread blocks of this kernel wrote the partials (the counted combine, hbp_store_partial) */
 template <bool Coherent, typename T>
 PORT_DEVICE void hbp_combine_row(int f, const int *fix_row, const int *part_ptr, const T *partial, T *y, T alpha,
                                  T beta)
 {
-    const int r = port_ldg(fix_row + f);
     const T sum = port_ordered_sum<Coherent>(partial, port_ldg(part_ptr + f), port_ldg(part_ptr + f + 1), 1);
-    y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
+    hbp_write_row(y, port_ldg(fix_row + f), alpha, sum, beta);
+}
+
+/* combine 2, before the atomics, for fix row f: y[r] = beta * y[r] (0 when beta == 0: y is not read) */
+template <typename T>
+PORT_DEVICE void hbp_scale_row(int f, const int *fix_row, T *y, T beta)
+{
+    const int r = port_ldg(fix_row + f);
+    y[r] = beta == T(0) ? T(0) : beta * y[r];
 }
 
 /* Partial t of fix row f. The lane that writes the row's last partial (a count per fix row) sums them into y, so
@@ -97,26 +111,23 @@ PORT_DEVICE void hbp_store_partial(const hbp_args<T> &a, int t, T sum)
 template <typename T>
 PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
 {
-    if (out >= 0) a.y[out] = a.beta == T(0) ? a.alpha * sum : a.alpha * sum + a.beta * a.y[out];
-    else if (a.combine == HBP_COMBINE_PARTIALS && a.part_fix != nullptr) hbp_store_partial(a, -1 - out, sum);
+    if (out >= 0) hbp_write_row(a.y, out, a.alpha, sum, a.beta);
+    else if (a.part_fix != nullptr) hbp_store_partial(a, -1 - out, sum); /* counted combine 1 */
     else if (a.combine == HBP_COMBINE_PARTIALS) a.partial[-1 - out] = sum;
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
 }
 
-/* The empty rows, a strided share per thread block: y = alpha*0 + beta*y as the combine pass writes a row
- * without partials (combine 1), beta*y as the scale pass (combine 2). Written here, before the block's tasks,
- * they need no launch of their own: on a matrix at the launch floor with many empty rows (NotreDame_www: 58%)
- * that launch was the combine kernel's only work. */
+/* The empty rows, a strided share per thread block, as the pass of the combine mode writes them: combine 1 sums
+ * their (no) partials, alpha*0 + beta*y; combine 2 scales, beta*y. Written here, before the block's tasks, they
+ * need no launch of their own: on a matrix at the launch floor with many empty rows (NotreDame_www: 58%) that
+ * launch was the combine kernel's only work. */
 template <typename T>
 PORT_DEVICE void hbp_empty_rows(const hbp_args<T> &a)
 {
     const long long stride = (long long)port_grid_dim() * hbp_cta;
     for (long long f = (long long)port_block_idx() * hbp_cta + port_thread_idx(); f < a.nempty; f += stride) {
-        const int r = port_ldg(a.fix_row + f);
-        if (a.combine == HBP_COMBINE_PARTIALS)
-            a.y[r] = a.beta == T(0) ? a.alpha * T(0) : a.alpha * T(0) + a.beta * a.y[r];
-        else
-            a.y[r] = a.beta == T(0) ? T(0) : a.beta * a.y[r];
+        if (a.combine == HBP_COMBINE_PARTIALS) hbp_write_row(a.y, port_ldg(a.fix_row + f), a.alpha, T(0), a.beta);
+        else hbp_scale_row((int)f, a.fix_row, a.y, a.beta);
     }
 }
 
@@ -375,7 +386,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     }
 }
 
-/* combine 1 as a pass of its own: many partials (hbp_counted_partials), or no tasks (the empty rows) */
+/* combine 1 as a pass of its own: many partials (hbp_counted_combine), or no tasks (the empty rows) */
 template <typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
     hbp_combine_kernel(int nfix, const int *__restrict__ fix_row, const int *__restrict__ part_ptr,
@@ -391,9 +402,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(hbp_cta)
     hbp_scale_kernel(int nfix, const int *__restrict__ fix_row, T *__restrict__ y, T beta)
 {
     const long long f = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
-    if (f >= nfix) return;
-    const int r = port_ldg(fix_row + f);
-    y[r] = beta == T(0) ? T(0) : beta * y[r];
+    if (f < nfix) hbp_scale_row((int)f, fix_row, y, beta);
 }
 
 /* The layout the launcher relies on; NULL when fd is a usable hbp layout for a device of this warp size. */
@@ -473,8 +482,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
     const int *fix_row = (const int *)d[HBP_A_FIX_ROW] + first;
     const unsigned fix_blocks = (unsigned)((nfix + hbp_cta - 1) / hbp_cta);
     /* combine 1 in the SpMV kernel (few partials) or as a pass after it */
-    const bool counted = combine == HBP_COMBINE_PARTIALS && ntasks > 0 &&
-                         hbp_counted_partials(prm[HBP_P_NPARTS], prm[HBP_P_GRID], W);
+    const bool counted = hbp_counted_combine(prm, W);
     if (combine == HBP_COMBINE_ATOMICS && nfix > 0)
         PORT_LAUNCH(fix_blocks, hbp_cta, 0, s, hbp_scale_kernel<T>)(nfix, fix_row, y, beta);
     if (ntasks > 0) {
