@@ -360,7 +360,13 @@ typedef struct spmv_plan_options {
                                   * row of each group's rows: a thread block's consecutive units cover
                                   * neighbouring rows), 2 = by bin (the paper's hashed order: a task sweeps its
                                   * block once per bin). Other values: SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[8];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    /* SPMV_FORMAT_TILE, added after 0.2.0 (a reserved slot: the options keep their layout) */
+    int tile_deferred_inline;    /* where a deferred part runs: 0 = automatic (in the tile kernel when its rows are
+                                  * regular: longest <= 2 x average + 16, else csr_lb), 1 = in the tile kernel
+                                  * (each tile row's first task adds its rows' deferred entries: no second launch,
+                                  * no fix-up, y written once), -1 = csr_lb after the tile kernel (load-balanced:
+                                  * power-law rows) */
+    int reserved[7];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -79,8 +79,9 @@ GPU_FORMAT_TESTS(SPMV_FORMAT_TEB, teb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_EHYB, ehyb)
 GPU_FORMAT_TESTS(SPMV_FORMAT_AUTO, auto)
 
-/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on; then
- * the one-tile kernel with CSR steps forced on and off (automatic runs above), all-CSR tiles and adaptive. */
+/* tile's batched-lead kernels (tile_inflight 2 and 4; the default 1 runs above), deferred COO off and on; the
+ * deferred part inside the tile kernel (every kernel, split rows) and by csr_lb; then the one-tile kernel with CSR
+ * steps forced on and off (automatic runs above), all-CSR tiles and adaptive. */
 Test(SUITE, tile_inflight_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -98,6 +99,20 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
                     cr_assert(r >= 0, "%s: tile_inflight %d: %s", cases[i].name, L, spmv_last_error(ctx));
                 }
             }
+        for (int v = 0; v < 6; v++) { /* the deferred part in the tile kernel, forced (v < 5), and csr_lb */
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_deferred_coo = 1;
+            o.tile_deferred_inline = v < 5 ? 1 : -1;
+            o.tile_csr_steps = v == 1 ? 1 : 0;
+            o.tile_variant = v == 1 ? 1 : v == 2 ? 2 : 0;
+            o.tile_balance = v == 3 ? 2 : 0; /* split rows: the first task's carry holds the deferred sums */
+            if (v == 4) o.tile_balance = 1; /* a task per tile: the deferred sums in the first of many carries */
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: tile_deferred_inline variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
+            }
+        }
         for (int v = 0; v < 8; v++) { /* v >= 4: a task per group of 16 lanes */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);

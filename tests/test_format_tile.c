@@ -17,6 +17,8 @@
 
 #define TD SPMVPORT_TILE_DIM
 
+static long long stat_value(const char *stats, const char *key);
+
 static spmv_plan_options_t tile_options(int warp_size, int variant, int deferred, int balance)
 {
     spmv_plan_options_t opt;
@@ -184,6 +186,23 @@ Test(tile_variants, deferred_coo_on)
     check_corpus(&b, SPMV_F64);
 }
 
+/* The deferred part in the tile kernel (a warp's chunks of W entries, segmented scans), forced on every corpus
+ * matrix (the one dense row spans many chunks), with split tile rows (carries), all-CSR tiles with CSR steps, the
+ * seven formats; and forced to csr_lb. */
+Test(tile_variants, deferred_inline)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 1, 2), b = tile_options(64, 0, 1, 0), c = tile_options(32, 1, 1, 0);
+    spmv_plan_options_t d = tile_options(64, 2, 1, 3), e = tile_options(32, 0, 1, 0);
+    a.tile_deferred_inline = b.tile_deferred_inline = c.tile_deferred_inline = d.tile_deferred_inline = 1;
+    c.tile_csr_steps = 1;
+    e.tile_deferred_inline = -1;
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+    check_corpus(&c, SPMV_F32);
+    check_corpus(&d, SPMV_F64);
+    check_corpus(&e, SPMV_F64);
+}
+
 Test(tile_variants, deferred_coo_off)
 {
     spmv_plan_options_t a = tile_options(32, 0, -1, 0), b = tile_options(64, 0, -1, 0);
@@ -219,7 +238,7 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     const int32_t m = 64 * TD, nx = 10 * TD;
-    coo_list st = {0}, gr = {0};
+    coo_list st = {0}, gr = {0}, hv = {0}; /* hv: the graph pattern and one long row */
     uint64_t s = 12345;
     for (int32_t i = 0; i < m; i++) {
         const int32_t cs[5] = {i - nx, i - 1, i, i + 1, i + nx};
@@ -229,10 +248,34 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
         for (int k = 0; k < 6; k++) { /* increasing scattered columns, one per sixth of the matrix */
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             const int32_t c = (int32_t)(k * (m / 6) + (int32_t)((s >> 33) % (uint64_t)(m / 6)));
-            if (c > prev) push(&gr, i, c, 0.5 + k), prev = c;
+            if (c > prev) push(&gr, i, c, 0.5 + k), push(&hv, i, c, 0.5 + k), prev = c;
         }
+        if (i == m / 2) /* every other column: COO tiles of 8 (deferred); repeats of the scattered entries sum */
+            for (int32_t j = 0; j < m; j += 2) push(&hv, i, j, 1.0);
     }
     spmv_matrix_t *S = from_list(&st, m, m), *G = from_list(&gr, m, m);
+    /* the graph pattern's deferred rows are regular: automatic inline; with one row of m / 2 deferred entries (a
+     * tile row far above the average) csr_lb; forced either way, the layout holds and the results are right */
+    {
+        spmv_matrix_t *H = from_list(&hv, m, m);
+        const spmv_matrix_t *which[2] = {G, H};
+        for (int k = 0; k < 2; k++)
+            for (int force = -1; force <= 1; force++) {
+                spmv_plan_options_t o = tile_options(k ? 64 : 32, 0, 1, 0);
+                o.tile_deferred_inline = force;
+                spmv_plan_t *plan = NULL;
+                spmv_plan_info_t info;
+                cr_assert_eq(spmv_plan_create(&plan, ctx, which[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
+                cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+                const int want = force ? force == 1 : k == 0;
+                cr_assert_eq(stat_value(info.stats, "deferred_inline"), want, "%s, option %d: %s",
+                             k ? "one long row" : "graph", force, info.stats);
+                spmv_plan_destroy(plan);
+                check_invariants(which[k], &o, k ? "one long row" : "graph");
+                support_check_format(ctx, SPMV_FORMAT_TILE, &o, k ? "one long row" : "graph", which[k], 0);
+            }
+        spmv_matrix_destroy(H);
+    }
     spmv_plan_options_t o = tile_options(32, 0, 0, 0);
     o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
     const spmv_matrix_t *mats[2] = {S, G};
@@ -273,8 +316,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[13];
-    for (int i = 0; i < 13; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[18];
+    for (int i = 0; i < 18; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -288,7 +331,12 @@ Test(tile_variants, bad_options_rejected)
     bad[10].tile_csr_steps = -2;
     bad[11].tile_group_tasks = 2;
     bad[12].tile_group_tasks = -2;
-    for (int i = 0; i < 13; i++) {
+    bad[13].tile_deferred_inline = 2;
+    bad[14].tile_deferred_inline = -2;
+    bad[15].tile_deferred_inline = 1, bad[15].tile_band_tasks = 2; /* the K-task kernel has no inline path */
+    bad[16].tile_deferred_inline = 1, bad[16].tile_group_tasks = 1;
+    bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
+    for (int i = 0; i < 18; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -515,10 +563,18 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
                 claim(&fd, A, seen, off[2 * tiles] + k, r, dcol[k], dval, k, what);
                 stored++;
             }
-        cr_assert(chunk % W == 0 && warps == (def_nnz + chunk - 1) / chunk, "%s: deferred chunks", what);
-        check_lb_split(fd.arrays + SPMVPORT_TILE_A_DEF_SPLIT, dptr, A->m, def_nnz, chunk, warps,
-                       fd.params[SPMVPORT_TILE_P_DEF_EMPTY], what);
+        if (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) { /* no csr_lb split */
+            cr_assert(chunk == 0 && warps == 0 && fd.params[SPMVPORT_TILE_P_BAND_TASKS] == 1, "%s: inline", what);
+            for (int k = 0; k < SPMVPORT_LB_NARRAYS; k++)
+                cr_assert_eq(fd.arrays[SPMVPORT_TILE_A_DEF_SPLIT + k].bytes, 0, "%s: inline, split array %d", what, k);
+        } else {
+            cr_assert(chunk % W == 0 && warps == (def_nnz + chunk - 1) / chunk, "%s: deferred chunks", what);
+            check_lb_split(fd.arrays + SPMVPORT_TILE_A_DEF_SPLIT, dptr, A->m, def_nnz, chunk, warps,
+                           fd.params[SPMVPORT_TILE_P_DEF_EMPTY], what);
+        }
     } else {
+        cr_assert((fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) == 0,
+                  "%s: inline flag without a deferred part", what);
         cr_assert(fd.arrays[SPMVPORT_TILE_A_DEF_PTR].bytes == 0 && fd.arrays[SPMVPORT_TILE_A_DEF_COL].bytes == 0,
                   "%s: empty deferred part", what);
     }

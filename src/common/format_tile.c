@@ -34,6 +34,10 @@
  * 1 task 0.200 / 0.172, so the default is 1 and tile_band_tasks = 2..8 is an option. */
 #define TILE_BAND_TASKS_MIN_TASKS 65536
 #define TILE_DEFAULT_BAND_TASKS 1
+/* Automatic inline deferred part: no tile row's deferred entries more than SKEW x their average per tile row +
+ * SLACK warps' worth (a warp walks its tile row's alone) */
+#define TILE_INLINE_SKEW 4
+#define TILE_INLINE_SLACK 2
 #define TILE_DEFAULT_INFLIGHT 1 /* the fewest registers: most resident warps (docs/formats/tile.md) */
 #define TILE_DEFAULT_DEFERRED_THRESHOLD 1800000
 /* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
@@ -540,6 +544,20 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_group_tasks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_deferred_inline < -1 || opt->tile_deferred_inline > 1) {
+        spmvport_msg(msg, msglen,
+                     "tile: options.tile_deferred_inline = %d; expected 0 (automatic), 1 (in the tile kernel) or -1 (csr_lb)",
+                     opt->tile_deferred_inline);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_deferred_inline == 1 &&
+        (opt->tile_inflight > 1 || opt->tile_band_tasks > 1 || opt->tile_group_tasks == 1)) {
+        spmvport_msg(msg, msglen,
+                     "tile: options.tile_deferred_inline = 1 needs the plain kernel; options.tile_inflight = %d, "
+                     "tile_band_tasks = %d, tile_group_tasks = %d (expected <= 1, <= 1, not 1)",
+                     opt->tile_inflight, opt->tile_band_tasks, opt->tile_group_tasks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -579,6 +597,7 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
 
 typedef struct {
     int64_t tile_rows, tiles, slots, bytes, tasks, splits, carries, def_nnz, def_warps, def_chunk;
+    int def_inline; /* the deferred part runs in the tile kernel (SPMVPORT_TILE_FLAG_DEFERRED_INLINE) */
     int64_t hist_tiles[SPMVPORT_TILE_NFORMATS], hist_nnz[SPMVPORT_TILE_NFORMATS];
 } tile_sizes;
 
@@ -592,10 +611,11 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
-                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, (long long)balance,
+                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, z->def_inline,
+                 (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
@@ -682,7 +702,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
-                    opt->tile_variant == 0 && opt->tile_inflight == 0};
+                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
@@ -712,10 +732,12 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
                        msglen);
     }
-    /* band tiles only where they are at least half the stored tiles: the band batch kernel they need has more
-     * registers (64 instead of 40 on sm_90, f64), so fewer resident warps for the other tiles' chains. Pass 1
-     * again without them otherwise (band tiles take no deferred entries, so the deferral choice stands). */
-    if (st == SPMV_STATUS_SUCCESS && cfg.band && 2 * z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles) {
+    /* band tiles only where there are some and they are at least half the stored tiles: the band batch kernel
+     * they need has more registers (64 instead of 40 on sm_90, f64), so fewer resident warps for the other tiles'
+     * chains. Pass 1 again without them otherwise (band tiles take no deferred entries, so the deferral choice
+     * stands). */
+    if (st == SPMV_STATUS_SUCCESS && cfg.band && (z.hist_tiles[SPMVPORT_TILE_BAND] == 0 ||
+                                                  2 * z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles)) {
         cfg.band = 0;
         if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
         st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
@@ -733,9 +755,25 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         free(def_ptr);
         def_ptr = NULL;
     } else {
-        z.def_chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp : spmvport_lb_default_chunk(z.def_nnz, dev,
-                                                                                               fd->warp_size);
-        z.def_warps = (z.def_nnz + z.def_chunk - 1) / z.def_chunk;
+        /* where it runs: in the tile kernel when its rows are regular (FEM blocks: ~10 entries in every row), so
+         * no second launch, fix-up or second pass over y; csr_lb when they are skewed (graphs, circuits' dense
+         * rows), where one warp would walk a whole hub's tile row. */
+        int64_t longest = 0; /* the most deferred entries of a tile row */
+        for (int64_t r0 = 0; r0 < A->m; r0 += TD) {
+            const int64_t r1 = A->m - r0 < TD ? A->m : r0 + TD;
+            if (def_ptr[r1] - def_ptr[r0] > longest) longest = def_ptr[r1] - def_ptr[r0];
+        }
+        /* only the plain kernel has it: no band tiles, one tile in flight, one task per warp (options checked) */
+        z.def_inline = !cfg.band && opt->tile_inflight <= 1 && opt->tile_group_tasks != 1 &&
+                       (opt->tile_deferred_inline == 1 ||
+                        (opt->tile_deferred_inline == 0 &&
+                         longest * z.tile_rows <=
+                             TILE_INLINE_SKEW * z.def_nnz + TILE_INLINE_SLACK * (int64_t)fd->warp_size * z.tile_rows));
+        if (!z.def_inline) {
+            z.def_chunk = opt->nnz_per_warp > 0 ? opt->nnz_per_warp
+                                                : spmvport_lb_default_chunk(z.def_nnz, dev, fd->warp_size);
+            z.def_warps = (z.def_nnz + z.def_chunk - 1) / z.def_chunk;
+        }
     }
 
     /* the arrays, in slot order (format_tile.h); add_array owns each buffer from here on */
@@ -762,10 +800,10 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     if (st == SPMV_STATUS_SUCCESS) st = add(fd, "def_val", z.def_nnz, vs, 0, 1);
     /* the deferred part's csr_lb split (from def_ptr, complete after pass 1); empty slots without one */
     int64_t def_empty = 0;
-    if (st == SPMV_STATUS_SUCCESS && z.def_nnz > 0)
+    if (st == SPMV_STATUS_SUCCESS && z.def_nnz > 0 && !z.def_inline)
         st = spmvport_lb_add_arrays(fd, fd->arrays[SPMVPORT_TILE_A_DEF_PTR].data, A->m, z.def_nnz, z.def_chunk, vs,
                                     &z.def_warps, &def_empty);
-    for (int k = 0; st == SPMV_STATUS_SUCCESS && z.def_nnz == 0 && k < SPMVPORT_LB_NARRAYS; k++)
+    for (int k = 0; st == SPMV_STATUS_SUCCESS && (z.def_nnz == 0 || z.def_inline) && k < SPMVPORT_LB_NARRAYS; k++)
         st = add(fd, "def_lb", 0, 1, 0, 0);
     if (st == SPMV_STATUS_SUCCESS) {
         fd->value_slots = z.slots + z.def_nnz;
@@ -835,7 +873,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * whose tasks then run one per 16 lanes, twice the chain per warp) */
     if ((opt->tile_group_tasks == 1 || (opt->tile_group_tasks == 0 && cfg.band)) &&
         p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
-        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS;
+        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS; /* never with def_inline (no band, not asked) */
+    if (z.def_inline) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_DEFERRED_INLINE;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -67,12 +67,13 @@ enum {
     SPMVPORT_TILE_A_SPLIT = 7,     /* int32 [2 * (splits + 1)]: {tile row, first carry slot} per split tile row;
                                       the sentinel's carry slot ends the last one */
     SPMVPORT_TILE_A_CARRY = 8,     /* T [16 * carry slots]: partial row sums of split tile rows (scratch) */
-    /* deferred COO: a CSR of the extracted entries (m rows), run by the csr_lb traversal with beta = 1 */
+    /* deferred COO: a CSR of the extracted entries (m rows), run by the csr_lb traversal with beta = 1, or inside
+       the tile kernel (SPMVPORT_TILE_FLAG_DEFERRED_INLINE) */
     SPMVPORT_TILE_A_DEF_PTR = 9,   /* int32 [m + 1] (0 bytes when there is no deferred part) */
     SPMVPORT_TILE_A_DEF_COL = 10,  /* int32 [deferred nnz] */
     SPMVPORT_TILE_A_DEF_VAL = 11,  /* T [deferred nnz] (is_values) */
     SPMVPORT_TILE_A_DEF_SPLIT = 12, /* the deferred CSR's csr_lb split: SPMVPORT_LB_NARRAYS arrays (backend.h),
-                                       0 bytes each when there is no deferred part */
+                                       0 bytes each when there is no deferred part or it runs inline */
     SPMVPORT_TILE_NARRAYS = 12 + SPMVPORT_LB_NARRAYS
 };
 
@@ -100,9 +101,13 @@ enum {
 };
 /* Flags in SPMVPORT_TILE_P_FLAGS. CSR_STEPS: the kernel without band tiles (inflight 1) sums CSR tile rows in
  * steps of 8 entries (same order), else one entry at a time. GROUP_TASKS (inflight 1, one task per warp): each
- * group of 16 lanes takes a whole task (tiles in order, no butterfly), W / 16 tasks per warp. */
+ * group of 16 lanes takes a whole task (tiles in order, no butterfly), W / 16 tasks per warp. DEFERRED_INLINE
+ * (one task per warp, no GROUP_TASKS): the deferred CSR runs in the tile kernel, not by csr_lb: the first task
+ * of each tile row adds, before its tiles, the deferred entries of its rows, W at a time across the warp (a
+ * segmented scan per chunk, tile_deferred_rows); the csr_lb split arrays are then empty. */
 #define SPMVPORT_TILE_FLAG_CSR_STEPS 1
 #define SPMVPORT_TILE_FLAG_GROUP_TASKS 2
+#define SPMVPORT_TILE_FLAG_DEFERRED_INLINE 4
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */

@@ -21,7 +21,9 @@
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
- * the csr_lb traversal with beta = 1. Everything accumulates in the matrix's precision; beta == 0 never reads y.
+ * the csr_lb traversal with beta = 1; inline (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task
+ * has added its rows' entries before its tiles instead. Everything accumulates in the matrix's precision; beta == 0
+ * never reads y.
  */
 #include <string.h>
 
@@ -122,6 +124,35 @@ static inline int popcount16(unsigned v)
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
+    /* An inline deferred part (the tile row's first task, before its tiles): chunks of W entries, lane l     \
+     * multiplies entry base + l, a segmented Hillis-Steele scan (segments: the rows) leaves each row's sum  \
+     * of the chunk at its last lane, and lane r (group 0) adds it: the kernel's tile_deferred_rows. */      \
+    static void deferred_##SUFFIX(const spmvport_format_data *fd, REAL *acc, const REAL *x, int64_t r0,      \
+                                  int rowlen)                                                                \
+    {                                                                                                        \
+        const int W = fd->warp_size;                                                                         \
+        const int32_t *dp = (const int32_t *)fd->arrays[SPMVPORT_TILE_A_DEF_PTR].data + r0;                  \
+        const int32_t *dc = fd->arrays[SPMVPORT_TILE_A_DEF_COL].data;                                        \
+        const REAL *dv = fd->arrays[SPMVPORT_TILE_A_DEF_VAL].data;                                           \
+        for (int32_t base = dp[0]; base < dp[rowlen]; base += W) {                                           \
+            REAL v[MAX_WARP], next[MAX_WARP];                                                                \
+            int seg[MAX_WARP];                                                                               \
+            for (int l = 0, r = 0; l < W; l++) {                                                             \
+                const int32_t k = base + l;                                                                  \
+                v[l] = k < dp[rowlen] ? dv[k] * x[dc[k]] : 0;                                                \
+                while (r < rowlen && dp[r + 1] <= k) r++; /* entry k's row (rowlen past the end: unused) */ \
+                seg[l] = r < rowlen && dp[r] > base ? dp[r] - base : 0; /* its first lane in the chunk */     \
+            }                                                                                                \
+            for (int d = 1; d < W; d *= 2) {                                                                 \
+                for (int l = 0; l < W; l++) next[l] = l - d >= seg[l] ? v[l] + v[l - d] : v[l];              \
+                memcpy(v, next, sizeof(REAL) * (size_t)W);                                                   \
+            }                                                                                                \
+            for (int r = 0; r < rowlen; r++)                                                                 \
+                if (dp[r] < dp[r + 1] && dp[r + 1] > base && dp[r] - base < W)                               \
+                    acc[r] += v[(dp[r + 1] - base < W ? dp[r + 1] - base : W) - 1];                          \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
     /* One warp task: its tiles, the butterfly, and the row writes (or carries). */                         \
     static void task_##SUFFIX(const spmvport_format_data *fd, int64_t w, REAL alpha, const REAL *x, REAL beta, \
                               REAL *y)                                                                       \
@@ -144,6 +175,9 @@ static inline int popcount16(unsigned v)
         const int G = fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS ? 1 : W / TD;       \
         REAL acc[MAX_WARP], xs[TD];                                                                          \
         for (int l = 0; l < MAX_WARP; l++) acc[l] = 0;                                                       \
+        if ((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) &&                      \
+            (w == 0 || rec[SPMVPORT_TILE_TASK_ROW - SPMVPORT_TILE_TASK_FIELDS] != tr))                       \
+            deferred_##SUFFIX(fd, acc, x, r0, rowlen);                                                       \
         for (int32_t t = first; t < last; t++) {                                                             \
             const int64_t c0 = (int64_t)tcol[t] * TD;                                                        \
             const int collen = fd->n - c0 < TD ? (int)(fd->n - c0) : TD;                                     \
@@ -218,5 +252,6 @@ void spmvport_cpu_tile(const spmvport_format_data *fd, double alpha, const void 
 {
     if (fd->precision == SPMV_F32) run_f32(fd, (float)alpha, x, (float)beta, y);
     else run_f64(fd, alpha, x, beta, y);
-    if (fd->params[SPMVPORT_TILE_P_DEF_NNZ] > 0) run_deferred(fd, alpha, x, y);
+    if (fd->params[SPMVPORT_TILE_P_DEF_NNZ] > 0 && !(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE))
+        run_deferred(fd, alpha, x, y);
 }

@@ -512,18 +512,56 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
     }
 }
 
+/* The deferred CSR when it runs inside the tile kernel (SPMVPORT_TILE_FLAG_DEFERRED_INLINE); ptr NULL otherwise. */
+template <typename T> struct tile_deferred {
+    const int *ptr, *col;
+    const T *val;
+};
+
+/* The tile row's deferred entries (rows r0 .. r0 + rowlen - 1), W at a time across the warp, so a tile row whose
+ * entries sit in a few rows keeps every lane busy (FEM blocks: a row per lane would take 4x the steps): lane l
+ * multiplies entry base + l; a segmented inclusive scan (Hillis-Steele; the segments are the rows, whose starts
+ * the lanes r hold) sums each row's entries of the chunk at its last lane, and lane r of group 0 adds that sum.
+ * Chunks in order, so the sums are the executor's. The caller's warp is converged (a warp-uniform branch). */
+template <int W, typename T>
+PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T *__restrict__ x, long long r0,
+                                    int lane, int rowlen)
+{
+    const int r = lane & (tile_dim - 1), ro = r < rowlen ? r : rowlen;
+    const int rs = port_ldg(def.ptr + r0 + ro), re = port_ldg(def.ptr + r0 + (r < rowlen ? r + 1 : rowlen));
+    const int b = port_shfl_idx<W>(rs, 0), e = port_shfl_idx<W>(re, rowlen - 1);
+    for (int base = b; base < e; base += W) {
+        const int k = base + lane;
+        T v = k < e ? port_ld_stream(def.val + k) * port_ldg(x + port_ld_stream(def.col + k)) : T(0);
+        /* the chunk's row starts as a lane mask, then each lane's segment start */
+        port_lane_mask_t starts = rs < re && rs >= base && rs - base < W ? port_lane_mask_t(1) << (rs - base) : 0;
+        for (int sh = 1; sh < W; sh <<= 1) starts |= port_shfl_xor<W>(starts, sh);
+        const int hi = port_highest_lane(starts & port_lanemask_le<W>(lane)), seg = hi > 0 ? hi : 0;
+        for (int d = 1; d < W; d <<= 1) {
+            const T up = port_shfl_up<W>(v, d);
+            if (lane - d >= seg) v += up;
+        }
+        const bool has = rs < re && re > base && rs - base < W; /* row r has entries in this chunk */
+        const int last = (re - base < W ? re - base : W) - 1;
+        const T sum = port_shfl_idx<W>(v, has ? last : 0);
+        if (has && lane < tile_dim) acc += sum;
+    }
+}
+
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
  * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4); CS (L = 1, BB = 0 only,
  * flag SPMVPORT_TILE_FLAG_CSR_STEPS): CSR tile rows in steps of 8 entries. GT (L = 1, flag
  * SPMVPORT_TILE_FLAG_GROUP_TASKS): a task per group instead of per warp (warp w, group g: task w G + g), the
  * group taking all its task's tiles in order; no butterfly, and the per-task work (record loads, rowlen, the
- * y writes) is shared by G tasks, so a stencil tile row costs fewer warp instructions. */
-template <int W, typename T, int L, int BB, bool CS = false, bool GT = false>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
-    tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
-                const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
-                const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
-                const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+ * y writes) is shared by G tasks, so a stencil tile row costs fewer warp instructions. DI (L = 1, BB = 0, no
+ * GT; flag SPMVPORT_TILE_FLAG_DEFERRED_INLINE): the deferred part inside (tile_inline_kernel), def its arrays
+ * (unused otherwise). One body, two kernels: tile_kernel and tile_inline_kernel differ in their launch bounds. */
+template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI>
+PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
+                           const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                           const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
+                           T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta,
+                           tile_deferred<T> def)
 {
     if (!port_warp_matches<W>()) return;
     constexpr int warps = tile_block / W, G = W / tile_dim;
@@ -537,8 +575,12 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     const int first = port_ldg(rec + SPMVPORT_TILE_TASK_FIRST);
     const int last = port_ldg(rec + SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST);
     const int slot = port_ldg(rec + SPMVPORT_TILE_TASK_CARRY);
-    const long long r0 = (long long)port_ldg(rec + SPMVPORT_TILE_TASK_ROW) * tile_dim;
+    const int tr = port_ldg(rec + SPMVPORT_TILE_TASK_ROW);
+    const long long r0 = (long long)tr * tile_dim;
     const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
+    /* an inline deferred part: the tile row's first task takes it (w == 0, or the previous task is another tile
+     * row's) */
+    const bool takes_def = DI && (w == 0 || port_ldg(rec - SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_ROW) != tr);
 
     /* Group g takes tiles first + g, first + g + G, ... (GT: all of its own task's, first, first + 1, ...): BB, 4 at a time (tile_group_batches); else L at a time,
      * the L headers (a broadcast line each) loaded one batch ahead, so their round trip overlaps the previous
@@ -550,6 +592,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
         tile_group_batches<S, (BB > 0 ? BB : 1), T>(acc, b1, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x,
                                                     n, rowlen, r);
     } else {
+        if (takes_def) tile_deferred_rows<W>(acc, def, x, r0, lane, rowlen);
         tile_meta h[L];
         tile_load_batch<L>(h, tile_col, tile_fmt, tile_off, b1, S, last);
         for (int b0 = b1; b0 < last; b0 += L * S) {
@@ -566,6 +609,32 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
         if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
         else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
     }
+}
+
+template <int W, typename T, int L, int BB, bool CS = false, bool GT = false>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
+    tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
+                const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
+                const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+{
+    tile_body<W, T, L, BB, CS, GT, false>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
+                                          x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
+}
+
+/* The plain kernel with the deferred part inside, held to 6 resident blocks of 256 threads (sm_90: 40 registers,
+ * no spills; unbounded, ptxas took 48, 5 blocks): on the H200, fem3d:3:48 0.1134 -> 0.1088 ms f64, 0.0800 ->
+ * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). */
+template <int W, typename T, bool CS>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, 6)
+    tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
+                       const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                       const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
+                       T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta,
+                       tile_deferred<T> def)
+{
+    tile_body<W, T, 1, 0, CS, false, true>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
+                                           x, y, alpha, beta, def);
 }
 
 /* Rows of split tile rows: their carries, in task order. */
@@ -607,7 +676,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if (bb != 0 && ((bb != 2 && bb != 4) || inflight != 1))
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
-    if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) != 0 ||
+    if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
+                         SPMVPORT_TILE_FLAG_DEFERRED_INLINE)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
@@ -628,25 +698,34 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         for (int64_t t = 0; t < prm[SPMVPORT_TILE_P_TILES]; t++) /* only the band batch kernel reads them */
             if (SPMVPORT_TILE_IS_BAND(f[t])) return "tile: band tiles without band batches";
     }
-    if (dnnz < 0 || dnnz > INT32_MAX || (dnnz > 0 && (chunk <= 0 || chunk % warp != 0 || chunk > INT32_MAX ||
-                                                      dwarps < 1 || dwarps > INT32_MAX || dwarps * chunk < dnnz)))
+    const bool dinline = (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) != 0;
+    if (dinline && (dnnz <= 0 || bt != 1 || bb != 0 || inflight != 1 || (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) ||
+                    chunk != 0 || dwarps != 0 || prm[SPMVPORT_TILE_P_DEF_EMPTY] != 0))
+        return "tile: an inline deferred part needs deferred entries, the plain kernel (one tile in flight, no band "
+               "batches, one task per warp) and no csr_lb split";
+    for (int k = 0; dinline && k < SPMVPORT_LB_NARRAYS; k++)
+        if (a[SPMVPORT_TILE_A_DEF_SPLIT + k].bytes != 0) return "tile: an inline deferred part has no csr_lb split";
+    if (dnnz < 0 || dnnz > INT32_MAX ||
+        (dnnz > 0 && !dinline && (chunk <= 0 || chunk % warp != 0 || chunk > INT32_MAX || dwarps < 1 ||
+                                  dwarps > INT32_MAX || dwarps * chunk < dnnz)))
         return "tile: deferred part's csr_lb split inconsistent";
     if (dnnz > 0 && (a[SPMVPORT_TILE_A_DEF_PTR].bytes != ((size_t)fd->m + 1) * i4 ||
                      a[SPMVPORT_TILE_A_DEF_COL].bytes != (size_t)dnnz * i4 ||
                      a[SPMVPORT_TILE_A_DEF_VAL].bytes != (size_t)dnnz * vs))
         return "tile: deferred arrays inconsistent with the parameters";
-    if (dnnz > 0)
+    if (dnnz > 0 && !dinline)
         return lb_layout_problem(a + SPMVPORT_TILE_A_DEF_SPLIT, dnnz, fd->m, chunk, dwarps,
                                  prm[SPMVPORT_TILE_P_DEF_EMPTY], vs, warp);
     return NULL;
 }
 
-/* tile_kernel with one tile in flight: band batches of bb tiles (4 or 2), else CSR steps (cs) or not; GT: a task
- * per group. */
+/* tile_kernel with one tile in flight: band batches of bb tiles (4 or 2), else CSR steps (cs) or not, with the
+ * deferred part inside when def.ptr is set (checked at upload: then bb = 0 and no GT); GT: a task per group. */
 template <int W, typename T, bool GT>
 void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int m, int n, int tasks,
                      const int *task, const int *tcol, const unsigned char *tfmt, const int *toff,
-                     const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta)
+                     const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta,
+                     tile_deferred<T> def)
 {
     if (bb == 4)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4, false, GT>)
@@ -654,6 +733,12 @@ void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int 
     else if (bb == 2)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2, false, GT>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (def.ptr != nullptr && cs)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
@@ -665,7 +750,8 @@ void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
  * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
- * shared memory), tile_fixup_kernel when tile rows are split, then for deferred COO csr_lb (launch_lb) with
+ * shared memory; tile_inline_kernel with the deferred part inside), tile_fixup_kernel when tile rows are split,
+ * then for a deferred part not inside csr_lb (launch_lb) with
  * beta = 1. The caller checks the launch error; m == 0 launches nothing. */
 template <int W, typename T, typename Plan>
 void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
@@ -689,6 +775,9 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     const int *toff = (const int *)d[SPMVPORT_TILE_A_OFF];
     const unsigned char *tidx = (const unsigned char *)d[SPMVPORT_TILE_A_IDX];
     const T *tval = (const T *)d[SPMVPORT_TILE_A_VAL];
+    const bool dinline = (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) != 0;
+    const tile_deferred<T> def = {dinline ? (const int *)d[SPMVPORT_TILE_A_DEF_PTR] : nullptr,
+                                  (const int *)d[SPMVPORT_TILE_A_DEF_COL], (const T *)d[SPMVPORT_TILE_A_DEF_VAL]};
     switch (prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
     case 4:
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, 0>)
@@ -710,10 +799,10 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
                 (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         } else if (gt)
             launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, blocks, s, fd->m, fd->n, tasks, task,
-                                        tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+                                        tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         else
             launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, blocks, s, fd->m, fd->n, tasks, task,
-                                         tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+                                         tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         break;
     }
     if (splits > 0)
@@ -721,7 +810,7 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
                     tile_fixup_kernel<T>)
         (fd->m, splits, (const int *)d[SPMVPORT_TILE_A_SPLIT], carry, y, alpha, beta);
     const int dnnz = (int)prm[SPMVPORT_TILE_P_DEF_NNZ];
-    if (dnnz == 0) return;
+    if (dnnz == 0 || dinline) return;
     launch_lb<W, T>(lb_split_view<T>(d + SPMVPORT_TILE_A_DEF_SPLIT, dnnz, prm[SPMVPORT_TILE_P_DEF_WARPS],
                                      prm[SPMVPORT_TILE_P_DEF_CHUNK], prm[SPMVPORT_TILE_P_DEF_EMPTY],
                                      d[SPMVPORT_TILE_A_DEF_COL], d[SPMVPORT_TILE_A_DEF_VAL]),
