@@ -2,7 +2,7 @@
  * test_format_tile.c -- TileSpMV (format `tile`): the CPU executor against the oracle on the edge-case corpus
  * and every shared matrix (warp size 32 and 64, f32 and f64, alpha/beta cases, repeats); the option variants
  * (all-CSR tiles, the paper's seven formats without band tiles, deferred COO on / off / automatic (and its COO-tile rule), split tile rows, one-warp deferred
- * chunks); the format's invariants read back from the arrays (every non-zero stored exactly once, value map,
+ * chunks, the deferred part inside the tile kernel forced, refused and automatic); the format's invariants read back from the arrays (every non-zero stored exactly once, value map,
  * tasks, bytes);
  * spmv_plan_update_values; the plan statistics.
  */

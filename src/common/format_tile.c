@@ -765,6 +765,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         }
         /* only the plain kernel has it: no band tiles, one tile in flight, one task per warp (options checked) */
         z.def_inline = !cfg.band && opt->tile_inflight <= 1 && opt->tile_group_tasks != 1 &&
+                       z.def_nnz <= INT32_MAX - fd->warp_size && /* a chunk's end stays in int */
                        (opt->tile_deferred_inline == 1 ||
                         (opt->tile_deferred_inline == 0 &&
                          longest * z.tile_rows <=

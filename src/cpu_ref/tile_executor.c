@@ -252,6 +252,6 @@ void spmvport_cpu_tile(const spmvport_format_data *fd, double alpha, const void 
 {
     if (fd->precision == SPMV_F32) run_f32(fd, (float)alpha, x, (float)beta, y);
     else run_f64(fd, alpha, x, beta, y);
-    if (fd->params[SPMVPORT_TILE_P_DEF_NNZ] > 0 && !(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE))
-        run_deferred(fd, alpha, x, y);
+    const int inline_part = (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) != 0;
+    if (fd->params[SPMVPORT_TILE_P_DEF_NNZ] > 0 && !inline_part) run_deferred(fd, alpha, x, y);
 }
