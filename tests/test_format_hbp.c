@@ -261,10 +261,13 @@ static void walk_units(layout_check *c)
 {
     const spmvport_format_data *fd = c->fd;
     const int32_t *unit_ptr = arr(fd, HBP_A_UNIT_PTR), *unit_slot = arr(fd, HBP_A_UNIT_SLOT);
-    const int32_t *seg_out = arr(fd, HBP_A_SEG_OUT), *task = arr(fd, HBP_A_TASK);
-    const uint16_t *seg_len = arr(fd, HBP_A_SEG_LEN);
+    const int32_t *unit_info = arr(fd, HBP_A_UNIT_INFO), *wide_out = arr(fd, HBP_A_WIDE_OUT);
+    const int32_t *task = arr(fd, HBP_A_TASK);
+    const uint16_t *seg_len = arr(fd, HBP_A_SEG_LEN), *seg_out = arr(fd, HBP_A_SEG_OUT);
     const int32_t ntasks = (int32_t)fd->params[HBP_P_NTASKS], nunits = (int32_t)fd->params[HBP_P_NUNITS];
+    const int64_t nwide = (int64_t)(fd->arrays[HBP_A_WIDE_OUT].bytes / sizeof(int32_t));
     int32_t next_unit = 0;
+    int64_t wide_next = 0; /* wide units take wide_out in unit order */
     for (int32_t t = 0; t < ntasks; t++) {
         const int32_t *rec = task + (size_t)t * HBP_TASK_INTS;
         cr_assert(rec[HBP_T_UNIT_BEGIN] == next_unit && rec[HBP_T_UNIT_END] > rec[HBP_T_UNIT_BEGIN],
@@ -275,14 +278,38 @@ static void walk_units(layout_check *c)
         for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++) {
             int32_t s0 = unit_slot[u], lanes = unit_slot[u + 1] - s0, p = unit_ptr[u], total = 0;
             cr_assert(lanes >= 1 && lanes <= fd->warp_size, "%s: unit %d has %d slots", c->name, u, lanes);
-            int32_t rows[64], len[64];
+            int32_t rows[64], len[64] = {0}, outs[64], lo = INT32_MAX, hi = -1, same = 1;
+            const int32_t *head = unit_info + (size_t)u * HBP_UNIT_INFO_INTS;
+            const int32_t base = head[HBP_U_OUT], common = HBP_SHAPE_LEN(head[HBP_U_SHAPE]);
+            cr_assert(head[HBP_U_PTR] == p && head[HBP_U_SLOT] == s0 && HBP_SHAPE_LANES(head[HBP_U_SHAPE]) == lanes,
+                      "%s: unit %d's header (%d, %d, %d) is not unit_ptr, unit_slot (%d, %d, %d)", c->name, u,
+                      head[HBP_U_PTR], head[HBP_U_SLOT], HBP_SHAPE_LANES(head[HBP_U_SHAPE]), p, s0, lanes);
+            if (base < 0) { /* wide: its outputs next in wide_out */
+                cr_assert(-1 - base == wide_next && wide_next + lanes <= nwide, "%s: unit %d's wide outputs at %d, "
+                          "expected %lld of %lld", c->name, u, -1 - base, (long long)wide_next, (long long)nwide);
+                wide_next += lanes;
+            }
             for (int32_t l = 0; l < lanes; l++) {
                 len[l] = seg_len[s0 + l];
                 cr_assert(len[l] >= 1 && len[l] <= fd->params[HBP_P_MAX_SEG], "%s: segment of %d entries in slot %d", c->name, len[l],
                       s0 + l);
-                rows[l] = slot_row(c, seg_out[s0 + l]);
+                same &= len[l] == len[0];
+                outs[l] = hbp_slot_output(unit_info, seg_out, wide_out, u, s0, s0 + l);
+                cr_assert(base < 0 ? seg_out[s0 + l] == 0 : outs[l] == base + seg_out[s0 + l],
+                          "%s: slot %d of unit %d: 16-bit output %d with base %d", c->name, s0 + l, u,
+                          seg_out[s0 + l], base);
+                cr_assert_eq(hbp_slot_len(unit_info, seg_len, u, s0 + l), len[l], "%s: slot %d", c->name, s0 + l);
+                if (outs[l] < lo) lo = outs[l];
+                if (outs[l] > hi) hi = outs[l];
+                rows[l] = slot_row(c, outs[l]);
                 total += len[l];
             }
+            /* the header's length exactly when the slots agree (the kernel's ballot-free path), and narrow
+             * outputs exactly when every slot writes its row and the rows fit 16-bit offsets from the smallest */
+            cr_assert_eq(common, same ? len[0] : -1, "%s: unit %d's common length", c->name, u);
+            cr_assert_eq(base >= 0, lo >= 0 && (int64_t)hi - lo <= HBP_NARROW_ROWS, "%s: unit %d narrow=%d, outputs "
+                         "%d..%d", c->name, u, base >= 0, lo, hi);
+            cr_assert(base < 0 || base == lo, "%s: unit %d's base row %d, smallest %d", c->name, u, base, lo);
             cr_assert_eq(unit_ptr[u + 1] - unit_ptr[u], total, "%s: unit %d holds %d entries, its slots %d", c->name,
                          u, unit_ptr[u + 1] - unit_ptr[u], total);
             if (lanes == 1) { /* a warp-strided unit: its entries in order */
@@ -299,6 +326,8 @@ static void walk_units(layout_check *c)
         }
     }
     cr_assert_eq(next_unit, nunits, "%s: tasks cover %d of %d units", c->name, next_unit, nunits);
+    cr_assert_eq(wide_next, nwide, "%s: wide units hold %lld of %lld wide outputs", c->name, (long long)wide_next,
+                 (long long)nwide);
 }
 
 static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd, const char *name)
@@ -316,11 +345,12 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
               "%s: col_bytes %lld for %lld columns", name, (long long)prm[HBP_P_COL_BYTES], (long long)C64);
     const size_t expect[HBP_NARRAYS] = {
         (size_t)A->nnz * (size_t)prm[HBP_P_COL_BYTES], (size_t)A->nnz * vs, ((size_t)prm[HBP_P_NUNITS] + 1) * 4,
-        ((size_t)prm[HBP_P_NUNITS] + 1) * 4, (size_t)prm[HBP_P_NSLOTS] * 2, (size_t)prm[HBP_P_NSLOTS] * 4,
+        ((size_t)prm[HBP_P_NUNITS] + 1) * 4, (size_t)prm[HBP_P_NSLOTS] * 2, (size_t)prm[HBP_P_NSLOTS] * 2,
         (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * 4, (size_t)nfix * 4,
         combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8,
         (size_t)HBP_NHOT(fd) * 4, combine == HBP_COMBINE_PARTIALS ? (size_t)nparts * 4 : 0,
-        combine == HBP_COMBINE_PARTIALS ? (size_t)(nfix - prm[HBP_P_NEMPTY]) * 4 : 0};
+        combine == HBP_COMBINE_PARTIALS ? (size_t)(nfix - prm[HBP_P_NEMPTY]) * 4 : 0,
+        (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * 4, fd->arrays[HBP_A_WIDE_OUT].bytes /* walk_units: exact */};
     cr_assert(HBP_NHOT(fd) == 0 || (prm[HBP_P_COL_BYTES] == 4 && prm[HBP_P_STAGE_COLS] == 0 && C64 >= A->n),
               "%s: hot columns in a layout that stages x or has several column blocks", name);
     for (int a = 0; a < HBP_NARRAYS; a++) {
@@ -813,7 +843,8 @@ Test(hbp, density_block_cols)
         cr_assert_eq(fd.params[HBP_P_COL_BYTES], cases[i].col_bytes, "%s: %s", cases[i].spec, fd.stats);
         check_layout(A, &fd, cases[i].spec);
         if (strncmp(cases[i].spec, "circuit", 7) == 0) /* dense rows of 10^4+ entries: cut, combined */
-            cr_assert(fd.params[HBP_P_NFIX] > 0 && stat(fd.stats, "long_segments") > 0, "%s", fd.stats);
+            cr_assert(fd.params[HBP_P_NFIX] > 0 && stat(fd.stats, "long_segments") > 0 &&
+                          stat(fd.stats, "wide_slots") > 0 && stat(fd.stats, "uniform_groups") > 0, "%s", fd.stats);
         spmvport_format_data_free(&fd);
         support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].spec, A, 0);
         spmv_matrix_destroy(A);
@@ -825,7 +856,9 @@ Test(hbp, density_block_cols)
  * builder's) decrease; groups with a lane that writes a partial (a long row's tail) are skipped. */
 static int32_t order_inversions(const spmvport_format_data *fd)
 {
-    const int32_t *unit_slot = arr(fd, HBP_A_UNIT_SLOT), *seg_out = arr(fd, HBP_A_SEG_OUT);
+    const int32_t *unit_slot = arr(fd, HBP_A_UNIT_SLOT), *unit_info = arr(fd, HBP_A_UNIT_INFO);
+    const int32_t *wide_out = arr(fd, HBP_A_WIDE_OUT);
+    const uint16_t *seg_out = arr(fd, HBP_A_SEG_OUT);
     const int32_t W = fd->warp_size, R = (int32_t)fd->params[HBP_P_BLOCK_ROWS];
     const int32_t nunits = (int32_t)fd->params[HBP_P_NUNITS];
     int32_t inversions = 0, prev_block = -1, prev_key = 0;
@@ -833,14 +866,16 @@ static int32_t order_inversions(const spmvport_format_data *fd)
         int64_t sum = 0;
         int known = unit_slot[u + 1] - unit_slot[u] == W;
         for (int32_t l = 0; known && l < W; l++) {
-            known = seg_out[unit_slot[u] + l] >= 0;
-            sum += seg_out[unit_slot[u] + l];
+            const int32_t out = hbp_slot_output(unit_info, seg_out, wide_out, u, unit_slot[u], unit_slot[u] + l);
+            known = out >= 0;
+            sum += out;
         }
         if (!known) {
             prev_block = -1;
             continue;
         }
-        int32_t block = seg_out[unit_slot[u]] / R, key = (int32_t)(sum / W);
+        int32_t block = hbp_slot_output(unit_info, seg_out, wide_out, u, unit_slot[u], unit_slot[u]) / R,
+                key = (int32_t)(sum / W);
         inversions += block == prev_block && key < prev_key;
         prev_block = block;
         prev_key = key;

@@ -105,6 +105,7 @@ typedef struct {
     int32_t S;
     int32_t *seg_row, *seg_start, *seg_len, *seg_out;
     int32_t *ord;       /* S: layout slot -> segment, block by block */
+    int32_t *slot_out;  /* S: each slot's output_hash, before narrow_outputs splits it into 16-bit and wide */
     /* non-empty blocks in column-major order */
     int32_t NB;
     int32_t *blk_seg;   /* NB + 1 */
@@ -113,7 +114,7 @@ typedef struct {
     int32_t *blk_ent;   /* NB + 1 */
     int32_t max_block_segs;
     hbp_hash h;
-    int32_t nfix, nempty, nparts, nunits, ntasks, nlong;
+    int32_t nfix, nempty, nparts, nunits, ntasks, nlong, nwide, nuniform; /* nuniform: groups with a common length */
     /* outputs, handed to fd at the end in slot order */
     void *out[HBP_NARRAYS];
     size_t out_bytes[HBP_NARRAYS];
@@ -122,12 +123,12 @@ typedef struct {
 
 static const char *const hbp_array_names[HBP_NARRAYS] = {
     "col", "data", "unit_ptr", "unit_slot", "seg_len", "output_hash", "task", "fix_row", "part_ptr", "partial",
-    "sched", "hot", "part_fix", "fix_count"};
+    "sched", "hot", "part_fix", "fix_count", "unit_info", "wide_out"};
 
 static void build_free(hbp_build *B)
 {
     free(B->row_nseg); free(B->row_part); free(B->hist); free(B->cb_off);
-    free(B->seg_row); free(B->seg_start); free(B->seg_len); free(B->seg_out); free(B->ord);
+    free(B->seg_row); free(B->seg_start); free(B->seg_len); free(B->seg_out); free(B->ord); free(B->slot_out);
     free(B->blk_seg); free(B->blk_cb); free(B->blk_rb); free(B->blk_short); free(B->blk_lo); free(B->blk_hi);
     free(B->blk_unit); free(B->blk_ent);
     for (int a = 0; a < HBP_NARRAYS; a++) free(B->out[a]);
@@ -1067,7 +1068,7 @@ static void fill_block(const hbp_build *B, int32_t b)
 {
     int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR], *unit_slot = B->out[HBP_A_UNIT_SLOT];
     uint16_t *out_len = B->out[HBP_A_SEG_LEN];
-    int32_t *out_out = B->out[HBP_A_SEG_OUT];
+    int32_t *out_out = B->slot_out;
     int32_t s0 = B->blk_seg[b], s1 = B->blk_seg[b + 1], nshort = B->blk_short[b];
     int32_t u = B->blk_unit[b], e = B->blk_ent[b], base = B->blk_cb[b] * B->C;
     for (int32_t g = 0; g < nshort; g += B->W) {
@@ -1096,6 +1097,72 @@ static void fill_block(const hbp_build *B, int32_t b)
     }
 }
 
+/* The unit headers (HBP_A_UNIT_INFO, format_hbp.h) with their outputs and lengths, from the slots' output_hash
+ * (slot_out, freed here). A unit is narrow when every slot writes its row directly and its rows lie within
+ * HBP_NARROW_ROWS of the smallest: its outputs become 16-bit offsets (seg_out); the other units' output_hash go
+ * to wide_out, unit after unit. A unit whose slots hold equally many entries records that count. */
+static spmv_status_t narrow_outputs(hbp_build *B, char *msg, size_t msglen)
+{
+    const int32_t nunits = B->nunits, *unit_slot = B->out[HBP_A_UNIT_SLOT];
+    const uint16_t *seg_len = B->out[HBP_A_SEG_LEN];
+    int32_t *wide_ptr = spmvport_malloc_array((size_t)nunits + 1, sizeof(int32_t));
+    if (wide_ptr == NULL || !alloc_out(B, HBP_A_UNIT_INFO, (size_t)nunits * HBP_UNIT_INFO_INTS, sizeof(int32_t)) ||
+        !alloc_out(B, HBP_A_SEG_OUT, (size_t)B->S, sizeof(uint16_t))) {
+        free(wide_ptr);
+        return oom(msg, msglen, "the unit outputs", B->A);
+    }
+    int32_t *info = B->out[HBP_A_UNIT_INFO];
+    HBP_PRAGMA(omp parallel for schedule(static))
+    for (int32_t u = 0; u < nunits; u++) {
+        const int32_t s0 = unit_slot[u], s1 = unit_slot[u + 1];
+        int32_t lo = INT32_MAX, hi = -1, len = seg_len[s0];
+        for (int32_t s = s0; s < s1; s++) {
+            const int32_t o = B->slot_out[s];
+            if (o < lo) lo = o;
+            if (o > hi) hi = o;
+            if (seg_len[s] != len) len = -1;
+        }
+        const int narrow = lo >= 0 && (int64_t)hi - lo <= HBP_NARROW_ROWS;
+        int32_t *head = info + (int64_t)u * HBP_UNIT_INFO_INTS;
+        head[HBP_U_PTR] = ((const int32_t *)B->out[HBP_A_UNIT_PTR])[u];
+        head[HBP_U_SLOT] = s0;
+        head[HBP_U_SHAPE] = HBP_SHAPE(s1 - s0, len);
+        head[HBP_U_OUT] = narrow ? lo : -1;
+        wide_ptr[u] = narrow ? 0 : s1 - s0;
+    }
+    int32_t nwide = 0, nuniform = 0; /* <= S: the prefix fits */
+    for (int32_t u = 0; u < nunits; u++) {
+        const int32_t n = wide_ptr[u];
+        nuniform += unit_slot[u + 1] - unit_slot[u] > 1 &&
+                    HBP_SHAPE_LEN(info[(int64_t)u * HBP_UNIT_INFO_INTS + HBP_U_SHAPE]) >= 0;
+        wide_ptr[u] = nwide;
+        nwide += n;
+    }
+    if (!alloc_out(B, HBP_A_WIDE_OUT, (size_t)nwide, sizeof(int32_t))) {
+        free(wide_ptr);
+        return oom(msg, msglen, "the wide outputs", B->A);
+    }
+    uint16_t *seg_out = B->out[HBP_A_SEG_OUT];
+    int32_t *wide_out = B->out[HBP_A_WIDE_OUT];
+    HBP_PRAGMA(omp parallel for schedule(static))
+    for (int32_t u = 0; u < nunits; u++) {
+        const int32_t s0 = unit_slot[u], s1 = unit_slot[u + 1];
+        int32_t *out = info + (int64_t)u * HBP_UNIT_INFO_INTS + HBP_U_OUT;
+        if (*out >= 0) {
+            for (int32_t s = s0; s < s1; s++) seg_out[s] = (uint16_t)(B->slot_out[s] - *out);
+        } else {
+            *out = -1 - wide_ptr[u];
+            for (int32_t s = s0; s < s1; s++) wide_out[wide_ptr[u] + s - s0] = B->slot_out[s];
+        }
+    }
+    B->nwide = nwide;
+    B->nuniform = nuniform;
+    free(wide_ptr);
+    free(B->slot_out);
+    B->slot_out = NULL;
+    return SPMV_STATUS_SUCCESS;
+}
+
 static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
 {
     const spmv_matrix_t *A = B->A;
@@ -1106,7 +1173,7 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
         !alloc_out(B, HBP_A_UNIT_PTR, (size_t)B->nunits + 1, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_UNIT_SLOT, (size_t)B->nunits + 1, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SEG_LEN, (size_t)B->S, sizeof(uint16_t)) ||
-        !alloc_out(B, HBP_A_SEG_OUT, (size_t)B->S, sizeof(int32_t)))
+        (B->slot_out = spmvport_malloc_array((size_t)B->S, sizeof(int32_t))) == NULL)
         return oom(msg, msglen, "the format's arrays", A);
     /* row block by row block: the CSR rows of a row block stay in cache while all its blocks read them (in
      * column-major order each cache line of the CSR arrays would be fetched once per column block) */
@@ -1129,7 +1196,7 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
     free(rb_blocks);
     ((int32_t *)B->out[HBP_A_UNIT_PTR])[B->nunits] = A->nnz;
     ((int32_t *)B->out[HBP_A_UNIT_SLOT])[B->nunits] = B->S;
-    return SPMV_STATUS_SUCCESS;
+    return narrow_outputs(B, msg, msglen);
 }
 
 /* ===========================================================================================================
@@ -1582,7 +1649,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f",
+                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f;wide_slots=%d;"
+                 "uniform_groups=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
@@ -1590,7 +1658,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
                  B->split_tails, (long long)trips, B->ctas, B->nhot, B->unit_trips, B->max_seg,
-                 B->position_order ? "position" : "bin", B->near);
+                 B->position_order ? "position" : "bin", B->near, B->nwide, B->nuniform);
     return hand_over(B, fd, msg, msglen);
 }
 

@@ -26,11 +26,14 @@ enum {
     HBP_A_COL = 0,       /* uint16 [nnz] (col_bytes 2) or int32 [nnz] (col_bytes 4, blocks wider than 65536):
                             column - column_block * block_cols, in layout order */
     HBP_A_VAL = 1,       /* T [nnz]          values in layout order (the only is_values array) */
-    HBP_A_UNIT_PTR = 2,  /* int32 [nunits+1] first entry of each unit (the paper's begin_nnz, per unit) */
-    HBP_A_UNIT_SLOT = 3, /* int32 [nunits+1] first slot of each unit; 1 slot: warp-strided unit, 2..W: a group */
-    HBP_A_SEG_LEN = 4,   /* uint16 [nslots]  entries of the slot's row segment (replaces add_sign/zero_row) */
-    HBP_A_SEG_OUT = 5,   /* int32 [nslots]   output_hash: >= 0 row written directly (its only segment);
-                            < 0: -1 - t with t a partial index (combine 1) or a row (combine 2, atomics) */
+    HBP_A_UNIT_PTR = 2,  /* int32 [nunits+1] first entry of each unit (the paper's begin_nnz, per unit); the
+                            kernels and the executor read it from HBP_A_UNIT_INFO */
+    HBP_A_UNIT_SLOT = 3, /* int32 [nunits+1] first slot of each unit; 1 slot: warp-strided unit, 2..W: a group
+                            (also in HBP_A_UNIT_INFO) */
+    HBP_A_SEG_LEN = 4,   /* uint16 [nslots]  entries of the slot's row segment (replaces add_sign/zero_row);
+                            not read for a unit whose header gives the length (HBP_U_SHAPE) */
+    HBP_A_SEG_OUT = 5,   /* uint16 [nslots]  a narrow unit's output_hash: its row is HBP_U_OUT + this (0 in the
+                            slots of wide units); see hbp_slot_output */
     HBP_A_TASK = 6,      /* int32 [HBP_TASK_INTS * ntasks]: see HBP_T_* */
     HBP_A_FIX_ROW = 7,   /* int32 [nfix]     rows with 0 segments (the first params[HBP_P_NEMPTY]), then rows
                             with >= 2 segments, each part ascending */
@@ -47,8 +50,46 @@ enum {
     HBP_A_FIX_COUNT = 13, /* int32 [nfix - nempty] combine 1: partials written so far in this call, per fix row
                             past the empty ones; the segment that writes a row's last partial sums them into y
                             and puts the count back to zero for the next call */
-    HBP_NARRAYS = 14
+    HBP_A_UNIT_INFO = 14, /* int32 [HBP_UNIT_INFO_INTS * nunits] each unit's header, one 16-byte load: HBP_U_* */
+    HBP_A_WIDE_OUT = 15, /* int32 [wide slots] the output_hash of the wide units' slots, unit after unit: >= 0 the
+                            row, written directly (its only segment); < 0: -1 - t, t a partial index (combine 1) or
+                            a row (combine 2, atomics) */
+    HBP_NARRAYS = 16
 };
+
+/* A unit's header in HBP_A_UNIT_INFO: what the kernel needs to start the unit, in one 16-byte load (three loads
+ * of unit_slot and unit_ptr before session 13). Narrow units (every slot writes its row directly, the rows
+ * within 65535 of the smallest: every group of a block of at most 65536 rows without a cut row) keep their
+ * outputs in 16 bits (seg_out); the rest are wide (wide_out, 32 bits). A unit whose slots all hold as many
+ * entries (a uniform group, or a long unit) gives that count, so the kernel reads no seg_len for it and needs no
+ * shuffle and ballot to find that it is uniform. circuit:5000000: 18 of the 280 MB a call read (f32). */
+enum {
+    HBP_U_PTR = 0,   /* first entry (unit_ptr[u]) */
+    HBP_U_SLOT = 1,  /* first slot s0 (unit_slot[u]) */
+    HBP_U_SHAPE = 2, /* slots (1..64) | (common length + 1) << 8: the length every slot has, or -1 when they differ
+                        (read seg_len); HBP_SHAPE_LANES, HBP_SHAPE_LEN */
+    HBP_U_OUT = 3,   /* >= 0: narrow, slot s writes row HBP_U_OUT + seg_out[s]; < 0: wide, slot s0 + l's
+                        output_hash is wide_out[-1 - HBP_U_OUT + l] */
+    HBP_UNIT_INFO_INTS = 4
+};
+#define HBP_SHAPE(lanes, len) ((int32_t)(lanes) | ((int32_t)(len) + 1) << 8)
+#define HBP_SHAPE_LANES(shape) ((shape) & 0xff)
+#define HBP_SHAPE_LEN(shape) (((shape) >> 8) - 1)
+
+/* The output_hash of slot s of unit u (first slot s0): what the kernel and the CPU executor store to. */
+static inline int32_t hbp_slot_output(const int32_t *unit_info, const uint16_t *seg_out, const int32_t *wide_out,
+                                      int32_t u, int32_t s0, int32_t s)
+{
+    const int32_t base = unit_info[(int64_t)u * HBP_UNIT_INFO_INTS + HBP_U_OUT];
+    return base >= 0 ? base + (int32_t)seg_out[s] : wide_out[-1 - base + (s - s0)];
+}
+
+/* The entries of slot s of unit u. */
+static inline int32_t hbp_slot_len(const int32_t *unit_info, const uint16_t *seg_len, int32_t u, int32_t s)
+{
+    const int32_t len = HBP_SHAPE_LEN(unit_info[(int64_t)u * HBP_UNIT_INFO_INTS + HBP_U_SHAPE]);
+    return len >= 0 ? len : (int32_t)seg_len[s];
+}
 
 /* A task's record in HBP_A_TASK. */
 enum {
@@ -111,6 +152,7 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 }
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
+#define HBP_NARROW_ROWS 65535 /* largest row offset of a narrow unit's 16-bit outputs (HBP_U_OUT) */
 #define HBP_MAX_SEG 1024    /* a row's run in a block is cut into segments of at most this many entries, so one
                                dense row is spread over several warps (and segment lengths fit 16 bits); the
                                default of params[HBP_P_MAX_SEG] */

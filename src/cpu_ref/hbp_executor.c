@@ -9,6 +9,9 @@
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
+ *   a unit         its header (HBP_A_UNIT_INFO): first entry and slot, slot count, the slots' common length (else
+ *                  seg_len), outputs from HBP_U_OUT: a narrow unit's row offsets (seg_out) or a wide unit's
+ *                  output_hash (wide_out), hbp_slot_output;
  *   a warp group   (2..W slots) lane l sums its segment; at step j the lanes with len > j take the next entries
  *                  in lane order (the kernel counts them with a ballot);
  *   a long unit    (1 slot) lane l sums entries l, l+W, ...; a shuffle-down tree (offsets W/2 .. 1) adds lanes;
@@ -36,9 +39,9 @@
 #endif
 
 typedef struct {
-    const uint16_t *col16, *seg_len; /* col16 or col32: the local columns, by col_bytes */
+    const uint16_t *col16, *seg_len, *seg_out; /* col16 or col32: the local columns, by col_bytes */
     const int32_t *col32;
-    const int32_t *unit_ptr, *unit_slot, *seg_out, *task, *fix_row, *part_ptr, *part_fix, *hot;
+    const int32_t *unit_info, *wide_out, *task, *fix_row, *part_ptr, *part_fix, *hot;
     int32_t *sched, *fix_count;
     int32_t ntasks, nfix, nempty, grid, nhot, fixed;
     int W, combine, counted; /* counted: combine 1 by the writer of a row's last partial (hbp_counted_combine) */
@@ -50,9 +53,9 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.col16 = fd->params[HBP_P_COL_BYTES] == 2 ? fd->arrays[HBP_A_COL].data : NULL;
     v.col32 = fd->params[HBP_P_COL_BYTES] == 4 ? fd->arrays[HBP_A_COL].data : NULL;
     v.seg_len = fd->arrays[HBP_A_SEG_LEN].data;
-    v.unit_ptr = fd->arrays[HBP_A_UNIT_PTR].data;
-    v.unit_slot = fd->arrays[HBP_A_UNIT_SLOT].data;
     v.seg_out = fd->arrays[HBP_A_SEG_OUT].data;
+    v.unit_info = fd->arrays[HBP_A_UNIT_INFO].data;
+    v.wide_out = fd->arrays[HBP_A_WIDE_OUT].data;
     v.task = fd->arrays[HBP_A_TASK].data;
     v.fix_row = fd->arrays[HBP_A_FIX_ROW].data;
     v.part_ptr = fd->arrays[HBP_A_PART_PTR].data;
@@ -144,23 +147,25 @@ typedef struct {
     static void unit_##SUFFIX(const hbp_view *v, const REAL *val, int32_t u, const REAL *x, hbp_window w,       \
                               REAL *y, REAL *partial, REAL alpha, REAL beta)                                    \
     {                                                                                                          \
-        const int32_t s0 = v->unit_slot[u], lanes = v->unit_slot[u + 1] - s0, p0 = v->unit_ptr[u];             \
+        const int32_t *head = v->unit_info + (int64_t)u * HBP_UNIT_INFO_INTS; /* the kernel's one load */      \
+        const int32_t s0 = head[HBP_U_SLOT], lanes = HBP_SHAPE_LANES(head[HBP_U_SHAPE]), p0 = head[HBP_U_PTR];   \
         REAL sum[64];                                                                                          \
         if (lanes == 1) { /* warp-strided segment, then the shuffle-down tree */                               \
-            const int32_t len = v->seg_len[s0];                                                                \
+            const int32_t len = hbp_slot_len(v->unit_info, v->seg_len, u, s0);                                \
             for (int l = 0; l < v->W; l++) {                                                                   \
                 sum[l] = 0;                                                                                    \
                 for (int32_t e = l; e < len; e += v->W) sum[l] += val[p0 + e] * x_at_##SUFFIX(x, w, col_at(v, p0 + e)); \
             }                                                                                                  \
             for (int off = v->W / 2; off > 0; off /= 2)                                                        \
                 for (int l = 0; l < off; l++) sum[l] += sum[l + off];                                          \
-            store_##SUFFIX(v, y, partial, v->seg_out[s0], alpha, beta, sum[0]);                                \
+            store_##SUFFIX(v, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0), alpha, \
+                           beta, sum[0]);                                                                      \
             return;                                                                                            \
         }                                                                                                      \
         int32_t len[64];                                                                                       \
         for (int32_t l = 0; l < lanes; l++) {                                                                  \
             sum[l] = 0;                                                                                        \
-            len[l] = v->seg_len[s0 + l];                                                                       \
+            len[l] = hbp_slot_len(v->unit_info, v->seg_len, u, s0 + l);                                        \
         }                                                                                                      \
         int32_t p = p0; /* column-major: step j holds the j-th entry of each lane with len > j, in lane order */ \
         for (int32_t step = 0;; step++) {                                                                      \
@@ -173,7 +178,9 @@ typedef struct {
             if (active == 0) break;                                                                            \
             p += active;                                                                                       \
         }                                                                                                      \
-        for (int32_t l = 0; l < lanes; l++) store_##SUFFIX(v, y, partial, v->seg_out[s0 + l], alpha, beta, sum[l]); \
+        for (int32_t l = 0; l < lanes; l++)                                                                    \
+            store_##SUFFIX(v, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0 + l),  \
+                           alpha, beta, sum[l]);                                                               \
     }                                                                                                          \
                                                                                                                \
     static void task_##SUFFIX(const hbp_view *v, const REAL *val, int32_t t, const REAL *x, REAL *y,            \

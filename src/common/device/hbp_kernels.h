@@ -13,7 +13,7 @@
  *                      each loading the next unit's lengths and outputs ahead:
  *                        a group (2..W slots): lane l sums its segment; at step j the lanes with len > j read the
  *                          next entries in lane order, at p + (active lanes below l) (a ballot), p += active; in a
- *                          uniform group (every segment as long as lane 0's) at p + l, with no ballot;
+ *                          uniform group (every segment as long, by the header) at p + l, with no ballot;
  *                        a long unit (1 slot): lane l sums entries l, l+W, ...; a shuffle-down tree adds them;
  *                        both S steps per trip (8, 4 or 2, params[HBP_P_STEPS]), pipelined over the warp's units:
  *                          the next trip's entries (of this unit or the next) are loaded after this trip's x reads
@@ -49,9 +49,10 @@ constexpr int hbp_cta = HBP_CTA_THREADS;
 template <typename T>
 struct hbp_args {
     const void *col; /* uint16 or int32 local columns (col_bytes): the kernel's Col */
-    const uint16_t *seg_len;
+    const uint16_t *seg_len, *seg_out; /* seg_out: a narrow unit's 16-bit outputs (format_hbp.h) */
     const T *val;
-    const int *unit_ptr, *unit_slot, *seg_out, *task, *hot, *fix_row;
+    const int *unit_info, *wide_out, *task, *hot, *fix_row; /* unit_info: the unit headers (unit_ptr, unit_slot
+                                                                are the host's copy) */
     T *partial;
     int *sched;
     const T *x;
@@ -147,39 +148,61 @@ struct hbp_xview {
     }
 };
 
-/* A unit's header: its first slot, slot count (1: long unit) and first entry. */
+/* A unit's header (HBP_A_UNIT_INFO, one 16-byte load): first entry, first slot, shape (slot count: 1 a long
+ * unit; the slots' common length or -1) and output base (a narrow unit's first row, or -1 - its first wide
+ * output). */
 struct hbp_head {
-    int s0, lanes, p0;
+    int p0, s0, shape, out;
+    PORT_DEVICE int lanes() const { return HBP_SHAPE_LANES(shape); }
+    PORT_DEVICE int common() const { return HBP_SHAPE_LEN(shape); }
 };
 
 template <typename T>
 PORT_DEVICE hbp_head hbp_load_head(const hbp_args<T> &a, int u)
 {
-    const int s0 = port_ldg(a.unit_slot + u);
-    return hbp_head{s0, port_ldg(a.unit_slot + u + 1) - s0, port_ldg(a.unit_ptr + u)};
+    typedef typename port_vec<int, 4>::type ivec;
+    const ivec v = port_ldg(reinterpret_cast<const ivec *>(a.unit_info) + u);
+    return hbp_head{port_vec_get(v, HBP_U_PTR), port_vec_get(v, HBP_U_SLOT), port_vec_get(v, HBP_U_SHAPE),
+                    port_vec_get(v, HBP_U_OUT)};
 }
 
-/* A lane's segment length and output_hash in a unit: a long unit's one slot for every lane; in a group the
- * lane's own slot (none: length 0). Streaming loads: read once. */
+/* What a lane loads a unit ahead for its slot (a long unit's one slot for every lane; in a group the lane's own,
+ * none past the unit's slots): seg_len unless the header gives the length, and a narrow unit's 16-bit row offset
+ * or a wide unit's output_hash. Only the loaded values themselves: the length and the row (hbp_lane_count,
+ * hbp_lane_out) are made from them where they are used, a trip later. A value computed here would wait for its
+ * load before the warp's next trip is issued (the loop carries it), one memory round trip a unit: on
+ * circuit:5000000, a unit a trip, that made the kernel 3.5% slower (runs DA, DC). Streaming loads: read once. */
 struct hbp_lane {
-    int len, out;
+    int len, off;
 };
 
 template <int W, typename T>
 PORT_DEVICE hbp_lane hbp_load_lane(const hbp_args<T> &a, hbp_head h, int lane)
 {
-    const int s = h.lanes == 1 ? h.s0 : h.s0 + lane;
-    if (h.lanes != 1 && lane >= h.lanes) return hbp_lane{0, 0};
-    return hbp_lane{(int)port_ld_stream(a.seg_len + s), port_ld_stream(a.seg_out + s)};
+    const int lanes = h.lanes();
+    hbp_lane r{0, 0};
+    if (lanes != 1 && lane >= lanes) return r;
+    const int l = lanes == 1 ? 0 : lane, s = h.s0 + l;
+    if (h.common() < 0) r.len = port_ld_stream(a.seg_len + s);
+    if (h.out >= 0) r.off = port_ld_stream(a.seg_out + s);
+    else r.off = port_ld_stream(a.wide_out + (-1 - h.out + l));
+    return r;
 }
+
+/* The output_hash of the lane's slot (hbp_slot_output). */
+PORT_DEVICE int hbp_lane_out(hbp_head h, hbp_lane l) { return h.out >= 0 ? h.out + l.off : l.off; }
+
+/* Whether a unit is a uniform group (hbp_load_steps): its header gives its slots' common length. */
+PORT_DEVICE bool hbp_uniform(hbp_head h) { return h.lanes() != 1 && h.common() >= 0; }
 
 /* The entries a lane sums in a unit: a long unit's lane l takes l, l + W, ... of its segment; a group's lane its
  * segment. */
 template <int W>
 PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
 {
-    if (h.lanes != 1) return l.len;
-    return lane < l.len ? (l.len - lane + W - 1) / W : 0;
+    const int len = h.common() >= 0 ? h.common() : l.len;
+    if (h.lanes() != 1) return lane < h.lanes() ? len : 0;
+    return lane < len ? (len - lane + W - 1) / W : 0;
 }
 
 /* A lane's entries of steps [j, j + S) of a unit into c and v (streaming loads: read once, the caches are
@@ -187,8 +210,9 @@ PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
  *   long unit      p0 + lane + k W;
  *   group          p0 + (entries of the steps before k) + (lanes below with an entry at step k): p is the
  *                  group's first entry of step j, advanced past the steps here, one ballot per step;
- *   uniform group  (every lane's segment as long as lane 0's; hbp_uniform) the same without the ballots:
- *                  p + (k - j) lanes + lane. The hash's groups mostly are (circuit:5000000: std 0.08 per warp).
+ *   uniform group  (every lane's segment as long, as the unit's header says: hbp_uniform) the same without
+ *                  the ballots: p + (k - j) lanes + lane. The hash's groups mostly are (circuit:5000000: std 0.08
+ *                  per warp).
  * The whole warp calls it. */
 template <int W, int S, typename T, typename Col>
 PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int n, int lane,
@@ -196,13 +220,13 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int 
 {
     const Col *col = static_cast<const Col *>(a.col);
     int e[S]; /* the three cases apart, so that no step tests which one it is */
-    if (h.lanes == 1) {
+    if (h.lanes() == 1) {
 #pragma unroll
         for (int k = 0; k < S; k++) e[k] = h.p0 + lane + (j + k) * W;
     } else if (uni) {
 #pragma unroll
-        for (int k = 0; k < S; k++) e[k] = p + k * h.lanes + lane;
-        p += S * h.lanes;
+        for (int k = 0; k < S; k++) e[k] = p + k * h.lanes() + lane;
+        p += S * h.lanes();
     } else {
 #pragma unroll
         for (int k = 0; k < S; k++) {
@@ -216,15 +240,6 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int 
         c[k] = n > j + k ? port_ld_stream(col + e[k]) : Col(0);
         v[k] = n > j + k ? port_ld_stream(a.val + e[k]) : T(0);
     }
-}
-
-/* Whether a unit is a uniform group (hbp_load_steps): warp-uniform, one shuffle and one ballot per unit. */
-template <int W>
-PORT_DEVICE bool hbp_uniform(hbp_head h, int n, int lane)
-{
-    if (h.lanes == 1) return false;
-    const int n0 = port_shfl_idx<W>(n, 0);
-    return port_ballot<W>(lane < h.lanes && n != n0) == 0;
 }
 
 /* Lane 0 asks L2 for the entries [from, from + trips S W) (clipped to the arrays). Called with the entries past
@@ -264,13 +279,13 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     hbp_head h2 = u + 2 * warps < end ? hbp_load_head(a, u + 2 * warps) : hn; /* the one after */
     hbp_lane l = hbp_load_lane<W>(a, h, lane);
     int n = hbp_lane_count<W>(h, l, lane), p = h.p0, step = 0;
-    bool uni = hbp_uniform<W>(h, n, lane);
+    bool uni = hbp_uniform(h);
     Col c[S];
     T v[S];
     hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, 0, p, c, v);
     /* prefetch: this unit's trips after the first, then every trip the one `prefetch` trips beyond its loads;
      * and at each unit's start the next unit's first trips */
-    hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
+    hbp_prefetch<W, S, T, Col>(a, h.lanes() == 1 ? h.p0 + S * W : p, a.prefetch, lane);
     if (u + warps < end) hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
     hbp_lane ln = u + warps < end ? hbp_load_lane<W>(a, hn, lane) : l;
     T sum = T(0);
@@ -281,12 +296,13 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
             xv[k] = n > step + k ? xs((int)c[k]) : T(0);
             cur[k] = v[k];
         }
-        const int cur_n = n, cur_step = step, cur_lanes = h.lanes, cur_out = l.out; /* this trip's unit */
+        /* this trip's unit */
+        const int cur_n = n, cur_step = step, cur_lanes = h.lanes(), cur_out = hbp_lane_out(h, l);
         const bool more = port_ballot<W>(n > step + S) != 0;
         if (more) { /* the unit's next trip */
             step += S;
             hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, step, p, c, v);
-            hbp_prefetch<W, S, T, Col>(a, (h.lanes == 1 ? h.p0 + (step + S) * W : p) + (a.prefetch - 1) * S * W,
+            hbp_prefetch<W, S, T, Col>(a, (h.lanes() == 1 ? h.p0 + (step + S) * W : p) + (a.prefetch - 1) * S * W,
                                        a.prefetch > 0 ? 1 : 0, lane);
         } else {
             u += warps;
@@ -295,11 +311,11 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
                 l = ln;
                 hn = h2;
                 n = hbp_lane_count<W>(h, l, lane);
-                uni = hbp_uniform<W>(h, n, lane);
+                uni = hbp_uniform(h);
                 p = h.p0;
                 step = 0;
                 hbp_load_steps<W, S, T, Col>(a, h, uni, n, lane, below_or_me, 0, p, c, v);
-                hbp_prefetch<W, S, T, Col>(a, h.lanes == 1 ? h.p0 + S * W : p, a.prefetch, lane);
+                hbp_prefetch<W, S, T, Col>(a, h.lanes() == 1 ? h.p0 + S * W : p, a.prefetch, lane);
                 if (u + warps < end) {
                     hbp_prefetch<W, S, T, Col>(a, hn.p0, a.prefetch, lane);
                     ln = hbp_load_lane<W>(a, hn, lane);
@@ -427,6 +443,11 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
         (prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && prm[HBP_P_FIXED] * prm[HBP_P_GRID] > prm[HBP_P_NTASKS]) ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
+        fd->arrays[HBP_A_UNIT_SLOT].bytes != (size_t)(prm[HBP_P_NUNITS] + 1) * sizeof(int32_t) ||
+        fd->arrays[HBP_A_UNIT_INFO].bytes != (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * sizeof(int32_t) ||
+        fd->arrays[HBP_A_SEG_LEN].bytes != (size_t)prm[HBP_P_NSLOTS] * sizeof(uint16_t) ||
+        fd->arrays[HBP_A_SEG_OUT].bytes != (size_t)prm[HBP_P_NSLOTS] * sizeof(uint16_t) ||
+        fd->arrays[HBP_A_WIDE_OUT].bytes % sizeof(int32_t) != 0 ||
         fd->arrays[HBP_A_FIX_ROW].bytes != (size_t)prm[HBP_P_NFIX] * sizeof(int32_t) ||
         fd->arrays[HBP_A_SCHED].bytes != 2 * sizeof(int32_t) ||
         (prm[HBP_P_COMBINE] == HBP_COMBINE_PARTIALS &&
@@ -490,9 +511,9 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.col = d[HBP_A_COL];
         a.seg_len = (const uint16_t *)d[HBP_A_SEG_LEN];
         a.val = (const T *)d[HBP_A_VAL];
-        a.unit_ptr = (const int *)d[HBP_A_UNIT_PTR];
-        a.unit_slot = (const int *)d[HBP_A_UNIT_SLOT];
-        a.seg_out = (const int *)d[HBP_A_SEG_OUT];
+        a.seg_out = (const uint16_t *)d[HBP_A_SEG_OUT];
+        a.unit_info = (const int *)d[HBP_A_UNIT_INFO];
+        a.wide_out = (const int *)d[HBP_A_WIDE_OUT];
         a.task = (const int *)d[HBP_A_TASK];
         a.hot = (const int *)d[HBP_A_HOT];
         a.fix_row = (const int *)d[HBP_A_FIX_ROW];
