@@ -1105,7 +1105,7 @@ static spmv_status_t narrow_outputs(hbp_build *B, char *msg, size_t msglen)
 {
     const int32_t nunits = B->nunits, *unit_slot = B->out[HBP_A_UNIT_SLOT];
     const uint16_t *seg_len = B->out[HBP_A_SEG_LEN];
-    int32_t *wide_ptr = spmvport_malloc_array((size_t)nunits + 1, sizeof(int32_t));
+    int32_t *wide_ptr = spmvport_malloc_array((size_t)nunits, sizeof(int32_t)); /* then its prefix */
     if (wide_ptr == NULL || !alloc_out(B, HBP_A_UNIT_INFO, (size_t)nunits * HBP_UNIT_INFO_INTS, sizeof(int32_t)) ||
         !alloc_out(B, HBP_A_SEG_OUT, (size_t)B->S, sizeof(uint16_t))) {
         free(wide_ptr);

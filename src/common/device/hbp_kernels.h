@@ -443,7 +443,6 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
         (prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && prm[HBP_P_FIXED] * prm[HBP_P_GRID] > prm[HBP_P_NTASKS]) ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
-        fd->arrays[HBP_A_UNIT_SLOT].bytes != (size_t)(prm[HBP_P_NUNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[HBP_A_UNIT_INFO].bytes != (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * sizeof(int32_t) ||
         fd->arrays[HBP_A_SEG_LEN].bytes != (size_t)prm[HBP_P_NSLOTS] * sizeof(uint16_t) ||
         fd->arrays[HBP_A_SEG_OUT].bytes != (size_t)prm[HBP_P_NSLOTS] * sizeof(uint16_t) ||

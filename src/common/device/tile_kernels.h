@@ -699,8 +699,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
             if (SPMVPORT_TILE_IS_BAND(f[t])) return "tile: band tiles without band batches";
     }
     const bool dinline = (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) != 0;
-    if (dinline && (dnnz <= 0 || dnnz > INT32_MAX - warp || bt != 1 || bb != 0 || inflight != 1 || (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) ||
-                    chunk != 0 || dwarps != 0 || prm[SPMVPORT_TILE_P_DEF_EMPTY] != 0))
+    if (dinline && (dnnz <= 0 || dnnz > INT32_MAX - warp || bt != 1 || bb != 0 || inflight != 1 ||
+                    (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) || chunk != 0 || dwarps != 0 ||
+                    prm[SPMVPORT_TILE_P_DEF_EMPTY] != 0))
         return "tile: an inline deferred part needs deferred entries, the plain kernel (one tile in flight, no band "
                "batches, one task per warp) and no csr_lb split";
     for (int k = 0; dinline && k < SPMVPORT_LB_NARRAYS; k++)
