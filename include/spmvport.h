@@ -366,7 +366,13 @@ typedef struct spmv_plan_options {
                                   * (each tile row's first task adds its rows' deferred entries: no second launch,
                                   * no fix-up, y written once), -1 = csr_lb after the tile kernel (load-balanced:
                                   * power-law rows) */
-    int reserved[7];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    /* SPMV_FORMAT_AMF_CSR, added after 0.2.0 (a reserved slot) */
+    int amf_window_cache;        /* how the kernels read the folds' windows of 8 entries: 0 = automatic (cached
+                                  * where windows shared by neighbouring folds are at least 14% of the reads,
+                                  * docs/formats/amf_csr.md), 1 = cached loads (a window read by two folds comes
+                                  * from the caches the second time), -1 = streaming loads (read once, the caches
+                                  * are left to x). Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[6];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

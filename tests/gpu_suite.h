@@ -193,11 +193,13 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
 
 /* amf_csr's sub-block bounds: uniform (taken from the index: automatic on the small corpus, on the one-step kernel
  * and with amf_one_step = -1 on the general one; forced 1 and 2 steps) and read from the arrays (amf_uniform =
- * -1), on the edge corpus, a small road-like grid and a circuit (long rows: always the arrays), f64 and f32. */
+ * -1), on the edge corpus, a small road-like grid and a circuit (long rows: always the arrays), f64 and f32; the
+ * window loads cached in some variants and streamed in others (amf_window_cache). */
 Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    static const int modes[] = {0, -1, 2, 0, 1}, one_step[] = {0, 0, 0, -1, 0};
+    /* window loads (amf_window_cache): cached and streamed on both kernels */
+    static const int modes[] = {0, -1, 2, 0, 1}, one_step[] = {0, 0, 0, -1, 0}, cache[] = {1, -1, 1, 1, -1};
     static const char *gens[] = {"stencil2d:5:300", "uniform:50000:3", "circuit:200000"};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
@@ -208,6 +210,7 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
             spmv_plan_options_init(&o);
             o.amf_uniform = modes[v];
             o.amf_one_step = one_step[v];
+            o.amf_window_cache = cache[v];
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: amf_uniform %d: %s", cases[i].name, modes[v], spmv_last_error(ctx));
@@ -266,11 +269,13 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
 
 /* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 3 = after
  * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
- * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32. */
+ * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32; window loads cached in some, streamed in
+ * others (amf_window_cache). */
 Test(SUITE, amf_kernel_variants, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    static const int variants[][2] = {{1, 3}, {3, 3}, {4, 3}, {0, 1}, {0, 2}, {4, 2}, {0, 3}};
+    /* amf_min_blocks, amf_values, amf_window_cache */
+    static const int variants[][3] = {{1, 3, 1}, {3, 3, -1}, {4, 3, 1}, {0, 1, 1}, {0, 2, 1}, {4, 2, -1}, {0, 3, 0}};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;
@@ -282,6 +287,7 @@ Test(SUITE, amf_kernel_variants, .timeout = 600)
             spmv_plan_options_init(&o);
             o.amf_min_blocks = variants[v][0];
             o.amf_values = variants[v][1];
+            o.amf_window_cache = variants[v][2];
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: amf_min_blocks %d amf_values %d: %s", cases[i].name, variants[v][0],

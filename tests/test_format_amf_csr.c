@@ -627,6 +627,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_resident", offsetof(spmv_plan_options_t, amf_resident), {-1, 9}, 2},
         {"amf_uniform", offsetof(spmv_plan_options_t, amf_uniform), {-2, 17}, 2},
         {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 1}, 2},
+        {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -992,4 +993,56 @@ Test(amf_csr, plan_info_stats)
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(L);
     spmv_context_destroy(ctx);
+}
+
+/* Window caching (AMF_P_WINDOW_CACHE): automatic from the share of window reads that repeat a window a neighbouring
+ * fold reads too (window_use <= 100 / (100 + AMF_CACHE_REREAD_PCT)), forced either way by amf_window_cache; the
+ * layout is the same whatever the choice (a kernel variant only), and the stats report it. */
+static int64_t window_cache_of(const spmv_matrix_t *A, int forced, double *window_use, const spmvport_format_data *same)
+{
+    spmvport_format_data fd;
+    spmv_plan_options_t opt = options(32, 0);
+    opt.amf_window_cache = forced;
+    build_with(&fd, A, 32, &opt);
+    const char *at = strstr(fd.stats, "window_use=");
+    cr_assert_not_null(at, "%s", fd.stats);
+    *window_use = strtod(at + strlen("window_use="), NULL);
+    char want[32];
+    snprintf(want, sizeof want, "window_cache=%d", (int)fd.params[AMF_P_WINDOW_CACHE]);
+    cr_assert(strstr(fd.stats, want) != NULL, "stats: %s", fd.stats);
+    if (same != NULL) /* the same arrays, byte for byte */
+        for (int a = 0; a < AMF_A_COUNT; a++) {
+            cr_assert_eq(fd.arrays[a].bytes, same->arrays[a].bytes, "array %d", a);
+            cr_assert(fd.arrays[a].bytes == 0 || memcmp(fd.arrays[a].data, same->arrays[a].data, fd.arrays[a].bytes) == 0,
+                      "array %d differs with amf_window_cache = %d", a, forced);
+        }
+    const int64_t cache = fd.params[AMF_P_WINDOW_CACHE];
+    spmvport_format_data_free(&fd);
+    return cache;
+}
+
+Test(amf_csr, window_cache_rule)
+{
+    /* circuit rows (4-row folds of ~22 entries at arbitrary offsets: about a third more window reads than windows)
+     * cache; rows of exactly 16 (folds of 64 entries, whole windows) do not */
+    static const struct {
+        const char *gen;
+        int cached;
+    } cases[] = {{"circuit:200000", 1}, {"uniform:20000:16", 0}, {"stencil3d:7:40", 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[c].gen, SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        spmvport_format_data base;
+        spmv_plan_options_t opt = options(32, 0);
+        build_with(&base, A, 32, &opt);
+        double use;
+        const int64_t automatic = window_cache_of(A, 0, &use, &base);
+        cr_assert_eq(automatic, use * (100 + AMF_CACHE_REREAD_PCT) <= 100.0, "%s: window_use %.3f", cases[c].gen, use);
+        cr_assert_eq(automatic, cases[c].cached, "%s: window_use %.3f", cases[c].gen, use);
+        cr_assert_eq(window_cache_of(A, 1, &use, &base), 1, "%s: forced on", cases[c].gen);
+        cr_assert_eq(window_cache_of(A, -1, &use, &base), 0, "%s: forced off", cases[c].gen);
+        check_executor_direct(&base, A, cases[c].gen);
+        spmvport_format_data_free(&base);
+        spmv_matrix_destroy(A);
+    }
 }

@@ -145,6 +145,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "sub-blocks of one step) or -1 (the general kernel)", opt->amf_one_step);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_window_cache < -1 || opt->amf_window_cache > 1) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_window_cache = %d; expected 0 (automatic), 1 (cached "
+                     "window loads) or -1 (streaming window loads)", opt->amf_window_cache);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -193,6 +198,8 @@ typedef struct {
     int32_t uni_k;           /* uniform sub-blocks: units per sub-block (0: sub-blocks as grouped) */
     int uni_lg;              /* uniform sub-blocks: log2 of their lanes per fold */
     int one_step;            /* 1: uniform sub-blocks of one step, run on the one-step kernel (options.amf_one_step) */
+    int window_cache;        /* 1: cached window loads (options.amf_window_cache, AMF_CACHE_REREAD_PCT) */
+    double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
 } amf_plan;
@@ -665,9 +672,6 @@ static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t
 
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
-    double slot_use, window_use;
-    slot_stats(p, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data, fd->arrays[AMF_A_SUB_LANES].data,
-               &slot_use, &window_use);
     char fold[16], mix[96] = "";
     if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
     else spmvport_msg(fold, sizeof fold, "adaptive");
@@ -683,14 +687,14 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
-                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d",
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
-                 p->parts > 0 ? p->resident : 0, slot_use, window_use,
-                 (long long)p->win_cap, p->uni_k, p->one_step);
+                 p->parts > 0 ? p->resident : 0, p->slot_use, p->window_use,
+                 (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -715,6 +719,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_UNIFORM] = p->uni_k;
     fd->params[AMF_P_UNIFORM_LANES] = p->uni_lg;
     fd->params[AMF_P_ONE_STEP] = p->one_step;
+    fd->params[AMF_P_WINDOW_CACHE] = p->window_cache;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -801,6 +806,12 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
         spmvport_msg(msg, msglen, "amf_csr: built %d arrays, expected %d", fd->narrays, AMF_A_COUNT);
         return SPMV_STATUS_INTERNAL_ERROR;
     }
+    slot_stats(&p, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data,
+               fd->arrays[AMF_A_SUB_LANES].data, &p.slot_use, &p.window_use);
+    /* a window that two folds read, read twice: cached where that is a large share of the reads (the second read
+     * then comes from the caches, not DRAM), streamed elsewhere (the matrix stream would evict x) */
+    p.window_cache = opt->amf_window_cache != 0 ? opt->amf_window_cache > 0
+                     : p.window_use * (100 + AMF_CACHE_REREAD_PCT) <= 100.0;
     write_params(fd, &p, packed);
     if (fd->params[AMF_P_GRID] > INT32_MAX) {
         spmvport_msg(msg, msglen, "amf_csr: %lld thread blocks exceed the grid limit",

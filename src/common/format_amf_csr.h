@@ -61,8 +61,10 @@ enum {
                             * one lane count (no long rows): the kernel then derives its bounds from s and loads
                             * neither sub_unit nor sub_lanes (one memory round trip fewer); 0: read the arrays */
     AMF_P_UNIFORM_LANES = 17, /* log2 of the lanes per fold of every sub-block when AMF_P_UNIFORM > 0 */
-    AMF_P_ONE_STEP = 18       /* 1: uniform sub-blocks of one step (AMF_P_UNIFORM = W >> AMF_P_UNIFORM_LANES) run
+    AMF_P_ONE_STEP = 18,      /* 1: uniform sub-blocks of one step (AMF_P_UNIFORM = W >> AMF_P_UNIFORM_LANES) run
                                * on the one-step kernel (options.amf_one_step); 0: the general kernel */
+    AMF_P_WINDOW_CACHE = 19   /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
+                               * (options.amf_window_cache; no effect on the layout) */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */
@@ -71,6 +73,12 @@ enum {
 #define AMF_PIECE_PER_THREAD 16 /* a long-row piece is AMF_BLOCK * this many entries */
 #define AMF_PACK_LIMIT (1 << 30) /* columns below this pack the local row into their low 2 bits */
 #define AMF_BATCH 8             /* entries per lane loaded together (before any is used) by the kernels */
+/* Automatic window caching (options.amf_window_cache = 0): the folds' windows are read with cached loads when the
+ * windows they span hold at least 14% more slots than their entries (window_use <= 100/114), i.e. when that share
+ * of window reads repeats a window a neighbouring fold reads too. H100 (session 14): circuit:5000000 (34%) and
+ * stencil3d:7:160 (16%) 8-20% faster cached; kron:20:16 (12%), fem3d:3:48 (3%), uniform:2000000:16 (0%) 2-5%
+ * slower cached (the matrix stream then evicts x from L2). */
+#define AMF_CACHE_REREAD_PCT 14
 
 /* options.amf_values, AMF_P_VALUES: when the fold kernel loads a window's values (its columns always come one round
  * ahead, with the previous window's gathers): right after the previous window's adds (the default), one round

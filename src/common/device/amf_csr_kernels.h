@@ -87,8 +87,16 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
  *
  * A lane's entries come in aligned windows of AMF_BATCH = 8 entries (window w = entries [8w, 8w + 8)): whole
  * windows are read with 16-byte vector loads (2 for the packed columns, 4 double2 or 2 float4 for the values,
- * instead of 16 scalar loads), streaming (evict-first: read once, the caches are left to x). A window may reach
+ * instead of 16 scalar loads), streaming or cached as the plan says (amf_ld_window). A window may reach
  * into the neighbouring folds; those slots are masked (their x is not loaded and their product is +0). */
+/* A window's load: streaming (evict-first: read once, the caches are left to x), or with CACHE
+ * (AMF_P_WINDOW_CACHE, options.amf_window_cache) a plain cached load. A window that reaches past either end of
+ * its fold is read again by the neighbouring fold's lane, often in another round or step; streamed, that second read
+ * comes from DRAM again (circuit:5000000 at L = 2: a third more window reads than windows; ncu, H100, f64: 661 MB
+ * read streamed, 543 MB cached). Caching only those windows was measured too: half the gain (an L2 line holds two
+ * f64 windows, and the streamed neighbour's evict-first hint covers the line). */
+template <bool CACHE, typename T> PORT_DEVICE T amf_ld_window(const T *p) { return CACHE ? port_ldg(p) : port_ld_stream(p); }
+
 template <typename T>
 struct amf_window {
     unsigned c[AMF_BATCH];
@@ -96,7 +104,7 @@ struct amf_window {
     int lr[AMF_BATCH]; /* local rows, unpacked layout only (packed: the low 2 bits of c; lr stays unused) */
 };
 
-template <typename T, bool PACKED>
+template <typename T, bool PACKED, bool CACHE>
 PORT_DEVICE void amf_load_cols(unsigned *c, int *lr, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
                                const unsigned char *__restrict__ local)
 {
@@ -106,21 +114,21 @@ PORT_DEVICE void amf_load_cols(unsigned *c, int *lr, unsigned k0, unsigned nnz, 
     if (k0 + B <= nnz) { /* k0 is a multiple of B: the vectors are aligned */
 #pragma unroll
         for (int i = 0; i < B / 4; i++) {
-            const cvec v = port_ld_stream(reinterpret_cast<const cvec *>(cols + k0) + i);
+            const cvec v = amf_ld_window<CACHE>(reinterpret_cast<const cvec *>(cols + k0) + i);
 #pragma unroll
             for (int j = 0; j < 4; j++) c[i * 4 + j] = (unsigned)port_vec_get(v, j);
         }
     } else { /* the array's last, partial window */
 #pragma unroll
-        for (int j = 0; j < B; j++) c[j] = k0 + j < nnz ? port_ld_stream(cols + k0 + j) : 0u;
+        for (int j = 0; j < B; j++) c[j] = k0 + j < nnz ? amf_ld_window<CACHE>(cols + k0 + j) : 0u;
     }
     if (!PACKED) {
 #pragma unroll
-        for (int j = 0; j < B; j++) lr[j] = k0 + j < nnz ? (int)port_ld_stream(local + k0 + j) : 0;
+        for (int j = 0; j < B; j++) lr[j] = k0 + j < nnz ? (int)amf_ld_window<CACHE>(local + k0 + j) : 0;
     }
 }
 
-template <typename T>
+template <typename T, bool CACHE>
 PORT_DEVICE void amf_load_vals(T *v, unsigned k0, unsigned nnz, const T *__restrict__ val)
 {
     constexpr int B = AMF_BATCH, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
@@ -129,17 +137,17 @@ PORT_DEVICE void amf_load_vals(T *v, unsigned k0, unsigned nnz, const T *__restr
     if (k0 + B <= nnz) {
 #pragma unroll
         for (int i = 0; i < B / V; i++) {
-            const tvec t = port_ld_stream(reinterpret_cast<const tvec *>(val + k0) + i);
+            const tvec t = amf_ld_window<CACHE>(reinterpret_cast<const tvec *>(val + k0) + i);
 #pragma unroll
             for (int j = 0; j < V; j++) v[i * V + j] = port_vec_get(t, j);
         }
     } else {
 #pragma unroll
-        for (int j = 0; j < B; j++) v[j] = k0 + j < nnz ? port_ld_stream(val + k0 + j) : T(0);
+        for (int j = 0; j < B; j++) v[j] = k0 + j < nnz ? amf_ld_window<CACHE>(val + k0 + j) : T(0);
     }
 }
 
-template <typename T, bool PACKED>
+template <typename T, bool PACKED, bool CACHE>
 PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
                                  const unsigned char *__restrict__ local, const T *__restrict__ val)
 {
@@ -150,26 +158,26 @@ PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, co
     if (k0 + B <= nnz) { /* k0 is a multiple of B: the vectors are aligned */
 #pragma unroll
         for (int i = 0; i < B / 4; i++) {
-            const cvec c = port_ld_stream(reinterpret_cast<const cvec *>(cols + k0) + i);
+            const cvec c = amf_ld_window<CACHE>(reinterpret_cast<const cvec *>(cols + k0) + i);
 #pragma unroll
             for (int j = 0; j < 4; j++) r.c[i * 4 + j] = (unsigned)port_vec_get(c, j);
         }
 #pragma unroll
         for (int i = 0; i < B / V; i++) {
-            const tvec v = port_ld_stream(reinterpret_cast<const tvec *>(val + k0) + i);
+            const tvec v = amf_ld_window<CACHE>(reinterpret_cast<const tvec *>(val + k0) + i);
 #pragma unroll
             for (int j = 0; j < V; j++) r.v[i * V + j] = port_vec_get(v, j);
         }
     } else { /* the array's last, partial window */
 #pragma unroll
         for (int j = 0; j < B; j++) {
-            r.c[j] = k0 + j < nnz ? port_ld_stream(cols + k0 + j) : 0u;
-            r.v[j] = k0 + j < nnz ? port_ld_stream(val + k0 + j) : T(0);
+            r.c[j] = k0 + j < nnz ? amf_ld_window<CACHE>(cols + k0 + j) : 0u;
+            r.v[j] = k0 + j < nnz ? amf_ld_window<CACHE>(val + k0 + j) : T(0);
         }
     }
     if (!PACKED) {
 #pragma unroll
-        for (int j = 0; j < B; j++) r.lr[j] = k0 + j < nnz ? (int)port_ld_stream(local + k0 + j) : 0;
+        for (int j = 0; j < B; j++) r.lr[j] = k0 + j < nnz ? (int)amf_ld_window<CACHE>(local + k0 + j) : 0;
     }
 }
 
@@ -256,7 +264,7 @@ PORT_DEVICE void amf_butterfly(T *a, int lanes, int l, int &rb, int &held, int &
  * finish. Each sum has exactly the pairs of a shuffle-down tree (offsets L/2 .. 1), and the rows of a step end in
  * different lanes, so one store instruction writes them all: with 4-row folds and L = 4, lane l writes row l of
  * its fold, and the warp's stores cover consecutive rows. */
-template <int W, typename T, bool PACKED, int ACC, int VALS>
+template <int W, typename T, bool PACKED, int ACC, int VALS, bool CACHE>
 PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int uni_lg, const int *__restrict__ fold_row,
                                const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                                const unsigned char *__restrict__ local, const T *__restrict__ val,
@@ -307,8 +315,8 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
     {
         unsigned k0;
         if (first_of(cur, k0)) {
-            if (VALS == AMF_VALUES_GATHER) amf_load_cols<T, PACKED>(ent.c, ent.lr, k0, nnz, cols, local);
-            else amf_load_window<T, PACKED>(ent, k0, nnz, cols, local, val);
+            if (VALS == AMF_VALUES_GATHER) amf_load_cols<T, PACKED, CACHE>(ent.c, ent.lr, k0, nnz, cols, local);
+            else amf_load_window<T, PACKED, CACHE>(ent, k0, nnz, cols, local, val);
         }
     }
     for (int base = ub; base < ue; base += side) { /* warp-uniform: every lane runs every step */
@@ -322,7 +330,7 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
         for (unsigned k = (cur.b / B + (unsigned)l) * B;;) {
             T xv[B], v[B];
             if (VALS == AMF_VALUES_GATHER) { /* the lane has no values to read past its fold's windows */
-                if (k < cur.e) amf_load_vals<T>(v, k, nnz, val);
+                if (k < cur.e) amf_load_vals<T, CACHE>(v, k, nnz, val);
                 else {
 #pragma unroll
                     for (int j = 0; j < B; j++) v[j] = T(0);
@@ -337,15 +345,15 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
             const bool more = kn < cur.e;
             const bool next = more || first_of(nxt, kn); /* kn: the next window's first entry */
             if (next) {
-                if (VALS == AMF_VALUES_AHEAD) amf_load_window<T, PACKED>(ent, kn, nnz, cols, local, val);
-                else amf_load_cols<T, PACKED>(ent.c, ent.lr, kn, nnz, cols, local);
+                if (VALS == AMF_VALUES_AHEAD) amf_load_window<T, PACKED, CACHE>(ent, kn, nnz, cols, local, val);
+                else amf_load_cols<T, PACKED, CACHE>(ent.c, ent.lr, kn, nnz, cols, local);
             }
             if (VALS == AMF_VALUES_AHEAD)
                 amf_add<T, PACKED, ACC, false>(a, now.v, xv, now.c, now.lr, 0u, k, cur.b, cur.e);
             else amf_add<T, PACKED, ACC, true>(a, VALS == AMF_VALUES_GATHER ? v : ent.v, xv, now.c, now.lr, rows, k,
                                               cur.b, cur.e);
             /* AFTER: the next window's values, now that this window's are used */
-            if (VALS == AMF_VALUES_AFTER && next) amf_load_vals<T>(ent.v, kn, nnz, val);
+            if (VALS == AMF_VALUES_AFTER && next) amf_load_vals<T, CACHE>(ent.v, kn, nnz, val);
             if (!more) break;
             k = kn;
         }
@@ -369,7 +377,7 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
  * on CUDA (at most 80 or 64 registers: 24 or 32 warps per multiprocessor keep that many more loads in flight).
  * VALS: when a window's values are loaded (see amf_sub_block). (MINB = 0 keeps the plain launch bounds:
  * __launch_bounds__(256, 1) alone costs registers.) */
-template <int W, typename T, bool PACKED, int ACC, int MINB, int VALS>
+template <int W, typename T, bool PACKED, int ACC, int MINB, int VALS, bool CACHE>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     amf_csr_kernel(int pieces, int subs, int piece_len, unsigned nnz, int units, int uni_k, int uni_lg,
                    const int *__restrict__ fold_row,
@@ -390,8 +398,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only */
-    amf_sub_block<W, T, PACKED, ACC, VALS>((int)s, nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local, val,
-                                           sub_unit, sub_lanes, x, y, alpha, beta);
+    amf_sub_block<W, T, PACKED, ACC, VALS, CACHE>((int)s, nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local,
+                                                  val, sub_unit, sub_lanes, x, y, alpha, beta);
 }
 
 /* Uniform sub-blocks of one step (AMF_P_ONE_STEP, options.amf_one_step): warp s takes units [s G, s G + G),
@@ -401,7 +409,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
  * two steps ahead, next-window loads, lane-0 shuffles and register cap: at the launch floor a warp lasts as long
  * as that serial path. Lane l takes windows l, l + L, ... of its fold (one where every fold spans at most L
  * windows, what the builder picks), in the order of the general kernel and the CPU executor. */
-template <int W, typename T, bool PACKED, int ACC>
+template <int W, typename T, bool PACKED, int ACC, bool CACHE>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     amf_csr_step_kernel(int subs, unsigned nnz, int units, int lg, const int *__restrict__ fold_row,
                         const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
@@ -426,7 +434,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     for (unsigned k = (b / B + (unsigned)l) * B; b < e && k < e; k += (unsigned)(B << lg)) {
         amf_window<T> w;
         T xv[B];
-        amf_load_window<T, PACKED>(w, k, nnz, cols, local, val);
+        amf_load_window<T, PACKED, CACHE>(w, k, nnz, cols, local, val);
         amf_gather<T, PACKED>(xv, w.c, k, b, e, x);
         amf_add<T, PACKED, ACC, false>(a, w.v, xv, w.c, w.lr, 0u, k, b, e);
     }
@@ -470,6 +478,7 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
     if (prm[AMF_P_MIN_BLOCKS] != 0 && prm[AMF_P_MIN_BLOCKS] != 3 && prm[AMF_P_MIN_BLOCKS] != 4)
         return "min_blocks out of range";
     if (prm[AMF_P_VALUES] < AMF_VALUES_AFTER || prm[AMF_P_VALUES] > AMF_VALUES_GATHER) return "values out of range";
+    if (prm[AMF_P_WINDOW_CACHE] != 0 && prm[AMF_P_WINDOW_CACHE] != 1) return "window_cache out of range";
     if (prm[AMF_P_UNIFORM] < 0 || prm[AMF_P_UNIFORM] > INT32_MAX ||
         (prm[AMF_P_UNIFORM] > 0 && (prm[AMF_P_LONG_ROWS] != 0 || prm[AMF_P_UNIFORM_LANES] < 1 ||
                                     prm[AMF_P_UNIFORM_LANES] > 6 || (1 << prm[AMF_P_UNIFORM_LANES]) > warp ||
@@ -521,14 +530,17 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     if (grid == 0) return; /* m == 0 */
-    /* one instantiation per (packed, accumulators, register cap, value loads): ACC = the power of two >= fold_max */
+    /* one instantiation per (packed, accumulators, register cap, value loads, window cache): ACC = the power of two
+     * >= fold_max; the cache mode is a template parameter, not a runtime flag, because the flag's two loads cost
+     * fem3d:3:48 f32 2.5% where it streams (H100, session 14) */
     const int64_t min_blocks = prm[AMF_P_MIN_BLOCKS], values = prm[AMF_P_VALUES];
-    auto launch_main = [&](auto packed, auto acc) {
-        constexpr bool P = decltype(packed)::value;
+    const bool cache = prm[AMF_P_WINDOW_CACHE] != 0;
+    auto launch_main = [&](auto packed, auto acc, auto cached) {
+        constexpr bool P = decltype(packed)::value, C = decltype(cached)::value;
         constexpr int A = decltype(acc)::value;
         auto go = [&](auto minb, auto vals) {
             PORT_LAUNCH(grid, amf_block, 0, s,
-                        amf_csr_kernel<W, T, P, A, decltype(minb)::value, decltype(vals)::value>)
+                        amf_csr_kernel<W, T, P, A, decltype(minb)::value, decltype(vals)::value, C>)
             (pieces, subs, piece_len, (unsigned)fd->nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local, val,
              sub_unit, sub_lanes, long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
@@ -541,14 +553,18 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         else if (min_blocks == 4) by_vals(std::integral_constant<int, 4>());
         else by_vals(std::integral_constant<int, 0>());
     };
-    auto launch_step = [&](auto packed, auto acc) { /* one-step uniform plans: no long rows, no fix-up */
+    auto launch_step = [&](auto packed, auto acc, auto cached) { /* one-step uniform plans: no long rows, no fix-up */
         PORT_LAUNCH(grid, amf_block, 0, s,
-                    amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value>)
+                    amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value, decltype(cached)::value>)
         (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
     };
+    auto by_cache = [&](auto packed, auto acc, auto cached) {
+        if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc, cached);
+        else launch_main(packed, acc, cached);
+    };
     auto pick = [&](auto packed, auto acc) {
-        if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc);
-        else launch_main(packed, acc);
+        if (cache) by_cache(packed, acc, std::true_type());
+        else by_cache(packed, acc, std::false_type());
     };
     auto by_acc = [&](auto packed) {
         if (fold_max <= 1) pick(packed, std::integral_constant<int, 1>());
