@@ -516,7 +516,8 @@ Test(hbp_layout, position_order)
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
 Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
 
-/* device_bytes of a plan = the sum of the format's arrays, as the layout check expects them */
+/* device_bytes of a plan = the sum of the format's arrays but the host-only unit_ptr and unit_slot (no kernel reads
+ * them), as the layout check expects them */
 Test(hbp_layout, bytes_accounted)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -527,7 +528,12 @@ Test(hbp_layout, bytes_accounted)
     spmv_plan_info_t info;
     spmv_plan_get_info(plan, &info);
     size_t sum = 0;
-    for (int a = 0; a < plan->fd.narrays; a++) sum += plan->fd.arrays[a].bytes;
+    for (int a = 0; a < plan->fd.narrays; a++) {
+        const int host = a == HBP_A_UNIT_PTR || a == HBP_A_UNIT_SLOT;
+        cr_assert_eq(plan->fd.arrays[a].host_only, host, "array %s", plan->fd.arrays[a].name);
+        if (!host) sum += plan->fd.arrays[a].bytes;
+    }
+    cr_assert_gt(plan->fd.arrays[HBP_A_UNIT_PTR].bytes, 0);
     cr_assert_eq(info.device_bytes, sum);
     check_layout(A, &plan->fd, "circuit:20000 plan");
     cr_assert(fabs(stat(info.stats, "bytes_per_nnz") - (double)sum / info.nnz) < 0.01, "%s", info.stats);

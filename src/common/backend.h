@@ -33,6 +33,8 @@ typedef struct spmvport_array {
     void *data;       /* host copy, owned by the format data (malloc) */
     size_t bytes;
     int is_values;    /* holds matrix values (re-uploaded by update_values) */
+    int host_only;    /* the builder's and the tests' copy only: no kernel reads it, so it is never uploaded and
+                       * not counted in device bytes (its device pointer stays NULL) */
 } spmvport_array;
 
 /* Array slots of the CSR-based formats (csr_scalar, csr_vector, csr_lb, vendor). */

@@ -22,7 +22,7 @@ spmv_status_t spmvport_format_add_array(spmvport_format_data *fd, const char *na
         free(data);
         return data == NULL ? SPMV_STATUS_OUT_OF_MEMORY : SPMV_STATUS_INTERNAL_ERROR;
     }
-    fd->arrays[fd->narrays++] = (spmvport_array){name, data, bytes, is_values};
+    fd->arrays[fd->narrays++] = (spmvport_array){name, data, bytes, is_values, 0}; /* uploaded unless marked host_only */
     return SPMV_STATUS_SUCCESS;
 }
 

@@ -105,7 +105,7 @@ static spmv_status_t cpu_upload(void *state, const spmvport_format_data *fd, voi
 {
     (void)state; (void)msg; (void)msglen;
     size_t bytes = 0;
-    for (int a = 0; a < fd->narrays; a++) bytes += fd->arrays[a].bytes;
+    for (int a = 0; a < fd->narrays; a++) bytes += fd->arrays[a].host_only ? 0 : fd->arrays[a].bytes;
     *dplan = (void *)fd;
     *device_bytes = bytes;
     return SPMV_STATUS_SUCCESS;

@@ -314,7 +314,7 @@ spmv_status_t gpu_plan_upload(void *state, const spmvport_format_data *fd, void 
     char what[160] = "";
     for (int a = 0; a < fd->narrays && e == port_success; a++) {
         const spmvport_array *arr = &fd->arrays[a];
-        if (arr->bytes == 0) continue;
+        if (arr->bytes == 0 || arr->host_only) continue;
         snprintf(what, sizeof what, "allocating %zu bytes for array %s", arr->bytes, arr->name);
         e = port_malloc(&p->arrays[a], arr->bytes);
         if (e != port_success) {
