@@ -1530,9 +1530,7 @@ static spmv_status_t hand_over(hbp_build *B, spmvport_format_data *fd, char *msg
         spmvport_msg(msg, msglen, "hbp: could not attach the format's arrays (%s)", spmv_status_string(st));
         return st;
     }
-    /* the kernels and the executor read the unit headers (unit_info); unit_ptr and unit_slot stay on the host */
-    fd->arrays[HBP_A_UNIT_PTR].host_only = 1;
-    fd->arrays[HBP_A_UNIT_SLOT].host_only = 1;
+    for (int a = 0; a < HBP_NARRAYS; a++) fd->arrays[a].host_only = hbp_host_only(a);
     fd->value_map = B->value_map;
     fd->value_slots = B->A->nnz;
     B->value_map = NULL;
@@ -1645,8 +1643,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
 
     size_t bytes = 0;
-    for (int a = 0; a < HBP_NARRAYS; a++) /* device bytes: unit_ptr and unit_slot stay on the host (hand_over) */
-        bytes += a == HBP_A_UNIT_PTR || a == HBP_A_UNIT_SLOT ? 0 : B->out_bytes[a];
+    for (int a = 0; a < HBP_NARRAYS; a++) bytes += hbp_host_only(a) ? 0 : B->out_bytes[a]; /* device bytes */
     const hbp_hash *h = &B->h;
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"

@@ -76,6 +76,10 @@ enum {
 #define HBP_SHAPE_LANES(shape) ((shape) & 0xff)
 #define HBP_SHAPE_LEN(shape) (((shape) >> 8) - 1)
 
+/* Arrays the builder and the tests keep on the host only (spmvport_array.host_only): no kernel nor the executor
+ * reads them since the unit headers (HBP_A_UNIT_INFO) carry their values. */
+static inline int hbp_host_only(int slot) { return slot == HBP_A_UNIT_PTR || slot == HBP_A_UNIT_SLOT; }
+
 /* The output_hash of slot s of unit u (first slot s0): what the kernel and the CPU executor store to. */
 static inline int32_t hbp_slot_output(const int32_t *unit_info, const uint16_t *seg_out, const int32_t *wide_out,
                                       int32_t u, int32_t s0, int32_t s)

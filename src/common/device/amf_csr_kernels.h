@@ -558,13 +558,13 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
                     amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value, decltype(cached)::value>)
         (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
     };
-    auto by_cache = [&](auto packed, auto acc, auto cached) {
+    auto by_kernel = [&](auto packed, auto acc, auto cached) {
         if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc, cached);
         else launch_main(packed, acc, cached);
     };
     auto pick = [&](auto packed, auto acc) {
-        if (cache) by_cache(packed, acc, std::true_type());
-        else by_cache(packed, acc, std::false_type());
+        if (cache) by_kernel(packed, acc, std::true_type());
+        else by_kernel(packed, acc, std::false_type());
     };
     auto by_acc = [&](auto packed) {
         if (fold_max <= 1) pick(packed, std::integral_constant<int, 1>());
