@@ -388,6 +388,66 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* tile's band items kernel (band plans with a task per group) on passes that hold other formats: a 7-point
+ * stencil plus one scattered entry in every fifth row (COO tiles, ~3 a tile row) among its band tiles, so a pass
+ * is summed by items or, when it holds a COO tile, by band batches; tile_balance 16 keeps a tile row in one task
+ * of up to 10 tiles (two passes of 8), tile_balance 4 splits it (carries), and the default is 8; an edge tile row
+ * and column; f64 and f32. The plan must be what the test is for: band batches, a task per group, COO tiles. */
+Test(SUITE, tile_band_items_mixed, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int32_t m = 16 * 16 * 12 + 11, ny = 16 * 12;
+    const int32_t off[7] = {-ny, -48, -1, 0, 1, 48, ny}; /* 7 band tiles a tile row (+-16 would share a tile
+                                                          with the +-1 corner: not one band) */
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)8 * m * sizeof *col);
+        double *val = malloc((size_t)8 * m * sizeof *val);
+        float *valf = malloc((size_t)8 * m * sizeof *valf);
+        cr_assert(ptr && col && val && valf);
+        int32_t nnz = 0;
+        ptr[0] = 0;
+        for (int32_t i = 0; i < m; i++) {
+            const int32_t far = (int32_t)(((int64_t)i * 7919 + 4 * ny) % m); /* row i's scattered column */
+            int placed = i % 5 != 0 || (far >= i - ny - 16 && far <= i + ny + 16); /* none near the band */
+            for (int k = 0; k <= 7; k++) {
+                const int32_t c = k < 7 ? i + off[k] : m; /* k = 7: the scattered entry, if not yet placed */
+                if (!placed && far < c) col[nnz] = far, val[nnz] = 0.25 + (double)(i % 7) / 8, placed = 1, nnz++;
+                if (k < 7 && c >= 0 && c < m)
+                    col[nnz] = c, val[nnz] = off[k] == 0 ? 8.0 : -1.0 + (double)((i + k) % 5) / 16, nnz++;
+            }
+            ptr[i + 1] = nnz;
+        }
+        for (int32_t k = 0; k < nnz; k++) valf[k] = (float)val[k];
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (const void *)valf : (const void *)val, prec,
+                                            0, 0),
+                     SPMV_STATUS_SUCCESS);
+        free(ptr), free(col), free(val), free(valf);
+        const int balance[3] = {16, 4, 0};
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_balance = balance[v];
+            spmv_plan_t *plan = NULL;
+            spmv_plan_info_t info;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+            const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
+            const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
+            cr_assert(gt && bb && coo && band && atoi(gt + 12) == 1 && atoi(bb + 11) == 4 && atoi(coo + 10) > 0 &&
+                          atoi(band + 11) > 0,
+                      "not a mixed band plan with a task per group: %s", info.stats);
+            spmv_plan_destroy(plan);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7 + scattered", A, 0);
+            cr_assert(r >= 0, "stencil7 + scattered, balance %d: %s", balance[v], spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* tile_band_tasks_kernel on tasks of more than W tiles (a second header load per task): 41 shifted identities
  * (columns i + 16 j, |j| <= 20) make every tile a band tile; tile_balance 64 keeps a tile row in one task. */
 Test(SUITE, tile_band_long_tasks, .timeout = 600)

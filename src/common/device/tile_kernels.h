@@ -637,6 +637,102 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, 6)
                                            x, y, alpha, beta, def);
 }
 
+/* Band items (band plans with a task per group, SPMVPORT_TILE_FLAG_GROUP_TASKS): a pass covers the next
+ * tile_item_tiles tiles of a group's task. Lane j < tile_item_tiles of the group loads tile j's header and decodes
+ * it into its diagonals ("items": x base c0 + d, value base v - rs, rows rs .. re - 1); a scan of the diagonal
+ * counts over the group's 16 lanes puts them in the group's shared buffer in tile order, diagonals in order. Then
+ * an item costs lane r one broadcast shared load, its value and x loads (when rs <= r < re) and an add, U items'
+ * loads in flight together: about 10 instructions an item where the band batch spent ~75 per tile decoding
+ * each header in every lane (the stencil is issue-bound: ncu, session 14, 3.4 warp instructions per entry in
+ * f32). The order is the executor's (tile after tile, each tile's diagonals in order, zeros skipped), so the sums
+ * are the band batch's bit for bit. A pass with another format in it is summed tile after tile (tile_apply). */
+constexpr int tile_item_tiles = 8;                                  /* tiles per pass: lanes 0..7 of a group */
+constexpr int tile_item_unroll = 8;                                 /* items whose loads are in flight together */
+constexpr int tile_item_cap = tile_item_tiles * SPMVPORT_TILE_BAND_MAXND + tile_item_unroll; /* + unroll slack */
+
+template <int W, typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
+    tile_band_items_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
+                           const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
+                           const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
+                           T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+{
+    if (!port_warp_matches<W>()) return;
+    constexpr int warps = tile_block / W, G = W / tile_dim, U = tile_item_unroll;
+    PORT_SHARED int4 items[tile_block / tile_dim][tile_item_cap];
+    const int lane = port_lane<W>(), r = lane & (tile_dim - 1), g = lane / tile_dim;
+    const long long w0 = ((long long)port_block_idx() * warps + (int)(port_thread_idx() / W)) * G;
+    if (w0 >= ntasks) return; /* whole warps: the groups meet in shuffles and warp syncs */
+    const long long w = w0 + g; /* this group's task; past the end: an empty one that writes nothing */
+    const bool live = w < ntasks;
+    const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * (live ? w : 0);
+    const int first = live ? port_ldg(rec + SPMVPORT_TILE_TASK_FIRST) : 0;
+    const int last = live ? port_ldg(rec + SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST) : 0;
+    const int slot = live ? port_ldg(rec + SPMVPORT_TILE_TASK_CARRY) : -1;
+    const long long r0 = (long long)(live ? port_ldg(rec + SPMVPORT_TILE_TASK_ROW) : 0) * tile_dim;
+    const int rowlen = m - r0 < tile_dim ? (int)(m - r0) : tile_dim;
+    int passes = (last - first + tile_item_tiles - 1) / tile_item_tiles; /* warp-uniform: the most of its groups */
+    for (int sh = tile_dim; sh < W; sh <<= 1) {
+        const int o = port_shfl_xor<W>(passes, sh);
+        passes = o > passes ? o : passes;
+    }
+    int4 *buf = items[port_thread_idx() / tile_dim];
+    const port_lane_mask_t group_mask = (((port_lane_mask_t)1 << tile_dim) - 1) << (g * tile_dim);
+    T acc = T(0);
+    for (int p = 0; p < passes; p++) {
+        const int t0 = first + p * tile_item_tiles, t = t0 + r;
+        const bool has = r < tile_item_tiles && t < last;
+        const int f = has ? port_ldg(tile_fmt + t) : -1;
+        const int c0 = has ? port_ldg(tile_col + t) * tile_dim : 0;
+        int v = has ? port_ldg(tile_off + 2 * t) : 0;
+        const bool band = (port_ballot<W>(has && !SPMVPORT_TILE_IS_BAND(f)) & group_mask) == 0;
+        const int q = ((f - 16) * 2341) >> 14; /* (f - 16) / 7 for band bytes (f - 16 <= 216) */
+        const int lo = q - 15, nd = has && SPMVPORT_TILE_IS_BAND(f) ? f - 16 - 7 * q + 1 : 0;
+        int end = nd; /* inclusive scan of the diagonal counts over the group's lanes */
+        for (int d = 1; d < tile_dim; d <<= 1) {
+            const int up = port_shfl_up<W>(end, d);
+            if (r >= d) end += up;
+        }
+        const int total = port_shfl_idx<W>(end, g * tile_dim + tile_dim - 1);
+        if (band) {
+            const int collen = n - c0 < tile_dim ? n - c0 : tile_dim;
+            for (int k = 0, at = end - nd; k < nd; k++) {
+                const int d = lo + k, rs = d < 0 ? -d : 0, re = rowlen < collen - d ? rowlen : collen - d;
+                buf[at + k] = make_int4(c0 + d, v - rs, rs, re);
+                v += re > rs ? re - rs : 0;
+            }
+        }
+        port_warp_sync<W>();
+        if (band) {
+            for (int i = 0; i < total; i += U) {
+                T val[U], xv[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) { /* slots past total (< cap) hold stale items: not used */
+                    const int4 it = buf[i + u];
+                    const bool in = i + u < total && r >= it.z && r < it.w;
+                    val[u] = in ? port_ld_stream(tile_val + (it.y + r)) : T(0);
+                    xv[u] = in ? port_ldg(x + (it.x + r)) : T(0);
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    if (val[u] != T(0)) acc += val[u] * xv[u];
+            }
+        } else { /* tile after tile (band batches here cost every pass registers and spills) */
+            const int t1 = last - t0 < tile_item_tiles ? last : t0 + tile_item_tiles;
+            for (int tt = t0; tt < t1; tt++) {
+                const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, tt);
+                const int hc0 = h.col * tile_dim, hcl = n - hc0 < tile_dim ? n - hc0 : tile_dim;
+                tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, hcl, x + hc0, r);
+            }
+        }
+        port_warp_sync<W>(); /* the next pass rewrites the buffer */
+    }
+    if (live && r < rowlen) {
+        if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
+        else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
+    }
+}
+
 /* Rows of split tile rows: their carries, in task order. */
 template <typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
@@ -728,13 +824,17 @@ void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int 
                      const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta,
                      tile_deferred<T> def)
 {
-    if (bb == 4)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4, false, GT>)
-        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-    else if (bb == 2)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2, false, GT>)
-        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-    else if (def.ptr != nullptr && cs)
+    if (bb != 0) {
+        if constexpr (GT) /* a task per group on a band plan: band items, whatever bb */
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_band_items_kernel<W, T>)
+            (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else if (bb == 4)
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 4, false, false>)
+            (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+        else
+            PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2, false, false>)
+            (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    } else if (def.ptr != nullptr && cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr)
