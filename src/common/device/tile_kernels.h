@@ -15,6 +15,10 @@
  *                      the tile's format (see the executor). A shuffle-xor butterfly over lanes l ^ 16 (and l ^ 32 on
  *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
  *                      slot when its tile row is split over several tasks.
+ *   tile_inline_kernel tile_kernel with the deferred part inside: the tile row's first task sums it first.
+ *   tile_band_items_kernel  band plans with a task per 16-lane group (the default there): each tile's header is
+ *                      decoded once, by one lane, into per-diagonal items in shared memory, and the group's lanes
+ *                      add their row of each item (a pass with other formats goes tile after tile).
  *   tile_band_tasks_kernel  band batch plans with tile_band_tasks K > 1: K consecutive tasks per warp, each
  *                      summed as tile_kernel sums it; the records and the next task's headers are coalesced loads
  *                      read by shuffle, issued one task ahead, so a stencil task is one memory round trip.
@@ -851,7 +855,8 @@ void launch_tile_one(int64_t bb, bool cs, unsigned blocks, port_stream_t s, int 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
  * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
- * shared memory; tile_inline_kernel with the deferred part inside), tile_fixup_kernel when tile rows are split,
+ * shared memory; tile_inline_kernel with the deferred part inside; tile_band_items_kernel on band plans with a
+ * task per group; tile_band_tasks_kernel with K tasks per warp), tile_fixup_kernel when tile rows are split,
  * then for a deferred part not inside csr_lb (launch_lb) with
  * beta = 1. The caller checks the launch error; m == 0 launches nothing. */
 template <int W, typename T, typename Plan>
