@@ -534,9 +534,15 @@ PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T
     const int r = lane & (tile_dim - 1), ro = r < rowlen ? r : rowlen;
     const int rs = port_ldg(def.ptr + r0 + ro), re = port_ldg(def.ptr + r0 + (r < rowlen ? r + 1 : rowlen));
     const int b = port_shfl_idx<W>(rs, 0), e = port_shfl_idx<W>(re, rowlen - 1);
+    /* one chunk ahead: the next chunk's value and column are loaded before this chunk's scan and its x entry after
+     * it, so a chunk costs about one memory round trip instead of two (column, then x) */
+    T val = b + lane < e ? port_ld_stream(def.val + b + lane) : T(0);
+    T xv = b + lane < e ? port_ldg(x + port_ld_stream(def.col + b + lane)) : T(0);
     for (int base = b; base < e; base += W) {
-        const int k = base + lane;
-        T v = k < e ? port_ld_stream(def.val + k) * port_ldg(x + port_ld_stream(def.col + k)) : T(0);
+        const int kn = base + W + lane;
+        const T vn = kn < e ? port_ld_stream(def.val + kn) : T(0);
+        const int cn = kn < e ? port_ld_stream(def.col + kn) : 0;
+        T v = val * xv; /* 0 past e */
         /* the chunk's row starts as a lane mask, then each lane's segment start */
         port_lane_mask_t starts = rs < re && rs >= base && rs - base < W ? port_lane_mask_t(1) << (rs - base) : 0;
         for (int sh = 1; sh < W; sh <<= 1) starts |= port_shfl_xor<W>(starts, sh);
@@ -549,6 +555,7 @@ PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T
         const int last = (re - base < W ? re - base : W) - 1;
         const T sum = port_shfl_idx<W>(v, has ? last : 0);
         if (has && lane < tile_dim) acc += sum;
+        val = vn, xv = kn < e ? port_ldg(x + cn) : T(0);
     }
 }
 
