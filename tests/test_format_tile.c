@@ -118,6 +118,7 @@ static void check_corpus(const spmv_plan_options_t *opt, spmv_precision_t p)
 }
 
 static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *what);
+static void check_tasks(const spmvport_format_data *fd, const char *what);
 
 /* Every shared matrix, read once per precision: default options at W = 32 and 64, then `variant`; the format's
  * invariants on every third matrix. */
@@ -301,6 +302,34 @@ Test(tile_variants, every_multi_tile_row_split)
     check_corpus(&a, SPMV_F64);
     check_corpus(&b, SPMV_F32);
     check_corpus(&c, SPMV_F32);
+}
+
+/* tbalance: the paper's 8 by default, 16 by default on band plans that run the band items kernel (a task per
+ * group), the option either way. */
+Test(tile_variants, default_balance_by_kernel)
+{
+    spmv_matrix_t *S = NULL, *F = NULL;
+    cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:7:24", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:8", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    const struct { const spmv_matrix_t *A; int balance, group_tasks, want; } cases[] = {
+        {S, 0, 0, 16}, {S, 8, 0, 8}, {S, 0, -1, 8}, {S, 12, 0, 12}, {F, 0, 0, 8}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
+        o.tile_group_tasks = cases[i].group_tasks;
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        char msg[SPMVPORT_MSG_LEN] = "";
+        cr_assert_eq(spmvport_format_build(&fd, cases[i].A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "case %zu: %s", i, msg);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, i < 4, "case %zu: band plan", i);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BALANCE], cases[i].want, "case %zu", i);
+        check_tasks(&fd, "default balance");
+        spmvport_format_data_free(&fd);
+        check_invariants(cases[i].A, &o, "default balance");
+    }
+    spmv_matrix_destroy(S);
+    spmv_matrix_destroy(F);
 }
 
 Test(tile_variants, deferred_one_warp_chunks)

@@ -28,6 +28,7 @@
 #define TILE_COO_MAX 12    /* COO when nnz <= 12 */
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
+#define TILE_BAND_BALANCE 16 /* the default for band plans with a task per group (the band items kernel) */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -698,7 +699,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     if (st == SPMV_STATUS_SUCCESS) st = check_matrix(A, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
 
-    const int64_t balance = opt->tile_balance > 0 ? opt->tile_balance : TILE_DEFAULT_BALANCE;
+    int64_t balance = opt->tile_balance > 0 ? opt->tile_balance : TILE_DEFAULT_BALANCE;
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
@@ -742,6 +743,22 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
         st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                        cfg.deferred ? def_ptr : NULL, msg, msglen);
+    }
+    /* band plans that run the band items kernel (a task per group: their default) take TILE_BAND_BALANCE tiles a
+     * task by default: that kernel adds a pass of 8 tiles with all their items in flight, so the paper's bound of a
+     * warp's serial tile chain (8 tiles, one at a time) is not what a split would buy there, while each split costs
+     * carries, a fix-up pass and the task's record and header round trips again. H100 (session 15, runs FL, FM):
+     * stencil3d:7:200 (9 tiles a tile row) 0.923x / 0.750x cuSPARSE at 8, 1.211x / 1.043x at 16; stencil3d:7:100
+     * 0.897x / 0.862x -> 1.238x / 1.081x; stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. */
+    if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
+        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1) {
+        balance = TILE_BAND_BALANCE;
+        z.tasks = z.splits = z.carries = 0;
+        for (int64_t tr = 0; tr < z.tile_rows; tr++) {
+            const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance);
+            z.tasks += nt;
+            if (nt > 1) z.splits++, z.carries += nt;
+        }
     }
     if (!cfg.deferred) {
         free(def_ptr);
