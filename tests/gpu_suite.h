@@ -304,26 +304,31 @@ Test(SUITE, amf_kernel_variants, .timeout = 600)
 }
 
 /* A banded m x m matrix for the tile tests: entry k of row i at column i + off[k] when in range, `diag` on
- * offset 0 and -1 + (step * i + k) % mod / div elsewhere; *A64 and *A32 are its f64 and f32 versions. */
+ * offset 0 and -1 + (step * i + k) % mod / div elsewhere; with scatter > 0, every scatter-th row also has one entry
+ * away from the band (column (7919 i + 4 off[noff - 1]) % m, unless within off[noff - 1] + 16 of i: off is in
+ * increasing order), 0.25 + (i % 7) / 8; *A64 and *A32 are its f64 and f32 versions. */
 static void band_matrix(int32_t m, const int32_t *off, int noff, double diag, int step, int mod, double div,
-                        spmv_matrix_t **A64, spmv_matrix_t **A32)
+                        int scatter, spmv_matrix_t **A64, spmv_matrix_t **A32)
 {
-    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)noff * m * sizeof *col);
-    double *val = malloc((size_t)noff * m * sizeof *val);
-    float *valf = malloc((size_t)noff * m * sizeof *valf);
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)(noff + 1) * m * sizeof *col);
+    double *val = malloc((size_t)(noff + 1) * m * sizeof *val);
+    float *valf = malloc((size_t)(noff + 1) * m * sizeof *valf);
     cr_assert(ptr && col && val && valf);
+    const int32_t reach = off[noff - 1] + 16;
     int32_t nnz = 0;
     ptr[0] = 0;
     for (int32_t i = 0; i < m; i++) {
-        for (int k = 0; k < noff; k++)
-            if (i + off[k] >= 0 && i + off[k] < m) {
-                col[nnz] = i + off[k];
-                val[nnz] = off[k] == 0 ? diag : -1.0 + (double)((step * i + k) % mod) / div;
-                valf[nnz] = (float)val[nnz];
-                nnz++;
-            }
+        const int32_t far = (int32_t)(((int64_t)i * 7919 + 4 * off[noff - 1]) % m); /* row i's scattered column */
+        int placed = scatter == 0 || i % scatter != 0 || (far >= i - reach && far <= i + reach);
+        for (int k = 0; k <= noff; k++) {
+            const int32_t c = k < noff ? i + off[k] : m; /* k = noff: the scattered entry, if not yet placed */
+            if (!placed && far < c) col[nnz] = far, val[nnz] = 0.25 + (double)(i % 7) / 8, placed = 1, nnz++;
+            if (k < noff && c >= 0 && c < m)
+                col[nnz] = c, val[nnz] = off[k] == 0 ? diag : -1.0 + (double)((step * i + k) % mod) / div, nnz++;
+        }
         ptr[i + 1] = nnz;
     }
+    for (int32_t k = 0; k < nnz; k++) valf[k] = (float)val[k];
     cr_assert_eq(spmv_matrix_create_csr(A64, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_matrix_create_csr(A32, m, m, nnz, ptr, col, valf, SPMV_F32, 0, 0), SPMV_STATUS_SUCCESS);
     free(ptr), free(col), free(val), free(valf);
@@ -338,7 +343,7 @@ Test(SUITE, tile_band_batches, .timeout = 600)
     const int32_t m = 24 * 16 * 16 + 9, ny = 16 * 20; /* an edge tile row; neighbours +-1, +-16, +-ny */
     const int32_t off[7] = {-ny, -16, -1, 0, 1, 16, ny};
     spmv_matrix_t *As[2];
-    band_matrix(m, off, 7, 6.0, 1, 5, 16, &As[0], &As[1]);
+    band_matrix(m, off, 7, 6.0, 1, 5, 16, 0, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = As[p];
         for (int v = 0; v < 10; v++) { /* v >= 8: a task per group (385 tasks: the last warp's last group idle) */
@@ -371,7 +376,7 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
     const int32_t m = 16 * 30 + 7;
     const int32_t off[13] = {-34, -33, -32, -3, -2, -1, 0, 1, 2, 3, 32, 33, 34};
     spmv_matrix_t *As[2];
-    band_matrix(m, off, 13, 20.0, 3, 7, 8, &As[0], &As[1]);
+    band_matrix(m, off, 13, 20.0, 3, 7, 8, 0, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = As[p];
         for (int v = 0; v < 5; v++) { /* v >= 3: a task per group (its tiles consecutive, batches of 4, 2) */
@@ -390,8 +395,8 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
 
 /* tile's band items kernel (band plans with a task per group) on passes that hold other formats: a 7-point
  * stencil plus one scattered entry in every fifth row (COO tiles, ~3 a tile row) among its band tiles, so a pass
- * is summed by items or, when it holds a COO tile, by band batches; tile_balance 16 keeps a tile row in one task
- * of up to 10 tiles (two passes of 8), tile_balance 4 splits it (carries), and the default is 8; an edge tile row
+ * is summed by items or, when it holds a COO tile, tile after tile; tile_balance 16 (the band plans' default)
+ * keeps a tile row in one task of up to 10 tiles (two passes of 8), 8 and 4 split it (carries); an edge tile row
  * and column; f64 and f32. The plan must be what the test is for: band batches, a task per group, COO tiles. */
 Test(SUITE, tile_band_items_mixed, .timeout = 600)
 {
@@ -399,33 +404,12 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
     const int32_t m = 16 * 16 * 12 + 11, ny = 16 * 12;
     const int32_t off[7] = {-ny, -48, -1, 0, 1, 48, ny}; /* 7 band tiles a tile row (+-16 would share a tile
                                                           with the +-1 corner: not one band) */
+    spmv_matrix_t *As[2];
+    band_matrix(m, off, 7, 8.0, 1, 5, 16, 5, &As[0], &As[1]);
     for (int p = 0; p < 2; p++) {
-        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
-        int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)8 * m * sizeof *col);
-        double *val = malloc((size_t)8 * m * sizeof *val);
-        float *valf = malloc((size_t)8 * m * sizeof *valf);
-        cr_assert(ptr && col && val && valf);
-        int32_t nnz = 0;
-        ptr[0] = 0;
-        for (int32_t i = 0; i < m; i++) {
-            const int32_t far = (int32_t)(((int64_t)i * 7919 + 4 * ny) % m); /* row i's scattered column */
-            int placed = i % 5 != 0 || (far >= i - ny - 16 && far <= i + ny + 16); /* none near the band */
-            for (int k = 0; k <= 7; k++) {
-                const int32_t c = k < 7 ? i + off[k] : m; /* k = 7: the scattered entry, if not yet placed */
-                if (!placed && far < c) col[nnz] = far, val[nnz] = 0.25 + (double)(i % 7) / 8, placed = 1, nnz++;
-                if (k < 7 && c >= 0 && c < m)
-                    col[nnz] = c, val[nnz] = off[k] == 0 ? 8.0 : -1.0 + (double)((i + k) % 5) / 16, nnz++;
-            }
-            ptr[i + 1] = nnz;
-        }
-        for (int32_t k = 0; k < nnz; k++) valf[k] = (float)val[k];
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, p ? (const void *)valf : (const void *)val, prec,
-                                            0, 0),
-                     SPMV_STATUS_SUCCESS);
-        free(ptr), free(col), free(val), free(valf);
-        const int balance[3] = {16, 4, 0};
-        for (int v = 0; v < 3; v++) {
+        spmv_matrix_t *A = As[p];
+        const int balance[4] = {16, 4, 8, 0};
+        for (int v = 0; v < 4; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_balance = balance[v];
@@ -457,7 +441,7 @@ Test(SUITE, tile_band_long_tasks, .timeout = 600)
     int32_t off[41];
     for (int j = -20; j <= 20; j++) off[j + 20] = 16 * j;
     spmv_matrix_t *A = NULL, *A32 = NULL;
-    band_matrix(m, off, 41, 50.0, 1, 7, 8, &A, &A32);
+    band_matrix(m, off, 41, 50.0, 1, 7, 8, 0, &A, &A32);
     spmv_matrix_destroy(A32);
     for (int v = 0; v < 3; v++) {
         spmv_plan_options_t o;

@@ -630,8 +630,25 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     }
 }
 
+/* The warp tasks, split tile rows and carry slots of tile_ptr's rows at `balance` tiles a task (fill_tasks' count). */
+static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t balance, char *msg, size_t msglen)
+{
+    z->tasks = z->splits = z->carries = 0;
+    for (int64_t tr = 0; tr < z->tile_rows; tr++) {
+        const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance);
+        z->tasks += nt;
+        if (nt > 1) z->splits++, z->carries += nt;
+    }
+    if (z->tasks + 1 > INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || z->carries > INT32_MAX / TD) {
+        spmvport_msg(msg, msglen, "tile: %lld warp tasks (%lld carry slots) exceed the 32-bit indices",
+                     (long long)z->tasks, (long long)z->carries);
+        return SPMV_STATUS_OVERFLOW;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
 /* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
-static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int64_t balance, tile_sizes *z,
+static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile_sizes *z,
                                int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
                                int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
 {
@@ -650,14 +667,13 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int6
     }
     memcpy(z->hist_tiles, ht, sizeof ht);
     memcpy(z->hist_nnz, hn, sizeof hn);
-    int64_t t = 0, s = 0, b = 0, tasks = 0, splits = 0, carries = 0;
+    int64_t t = 0, s = 0, b = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
-        int64_t k = row_tiles[tr], sl = row_slots[tr], by = row_bytes[tr], nt = tasks_of(k, balance);
+        int64_t k = row_tiles[tr], sl = row_slots[tr], by = row_bytes[tr];
         tile_ptr[tr] = (int32_t)t; /* checked below: t only grows */
         row_slots[tr] = s;
         row_bytes[tr] = b;
-        t += k, s += sl, b += by, tasks += nt;
-        if (nt > 1) splits++, carries += nt;
+        t += k, s += sl, b += by;
         if (t > INT32_MAX || s > INT32_MAX || b > INT32_MAX) {
             spmvport_msg(msg, msglen, "tile: %s of the tiled part exceed the 32-bit offsets at tile row %d",
                          t > INT32_MAX ? "tiles" : s > INT32_MAX ? "value slots" : "index bytes", tr);
@@ -665,12 +681,7 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, int6
         }
     }
     tile_ptr[tile_rows] = (int32_t)t;
-    z->tiles = t, z->slots = s, z->bytes = b, z->tasks = tasks, z->splits = splits, z->carries = carries;
-    if (tasks + 1 > INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || carries > INT32_MAX / TD) {
-        spmvport_msg(msg, msglen, "tile: %lld warp tasks (%lld carry slots) exceed the 32-bit indices",
-                     (long long)tasks, (long long)carries);
-        return SPMV_STATUS_OVERFLOW;
-    }
+    z->tiles = t, z->slots = s, z->bytes = b;
     if (def_ptr != NULL) {
         int64_t d = 0;
         for (int32_t r = 0; r < A->m; r++) d += def_ptr[r + 1], def_ptr[r + 1] = (int32_t)d; /* d <= nnz */
@@ -722,7 +733,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
-    st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+    st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                    cfg.deferred ? def_ptr : NULL, msg, msglen);
     /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
      * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out */
@@ -730,7 +741,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                           (st == SPMV_STATUS_SUCCESS && z.hist_tiles[SPMVPORT_TILE_COO] >=
                                                             TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows))) {
         cfg.deferred = 1;
-        st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
+        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
                        msglen);
     }
     /* band tiles only where there are some and they are at least half the stored tiles: the band batch kernel
@@ -741,7 +752,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                                                   2 * z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles)) {
         cfg.band = 0;
         if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
-        st = count_all(A, &cfg, balance, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                        cfg.deferred ? def_ptr : NULL, msg, msglen);
     }
     /* band plans that run the band items kernel (a task per group: their default) take TILE_BAND_BALANCE tiles a
@@ -751,15 +762,9 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * stencil3d:7:200 (9 tiles a tile row) 0.923x / 0.750x cuSPARSE at 8, 1.211x / 1.043x at 16; stencil3d:7:100
      * 0.897x / 0.862x -> 1.238x / 1.081x; stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. */
     if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
-        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1) {
+        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1)
         balance = TILE_BAND_BALANCE;
-        z.tasks = z.splits = z.carries = 0;
-        for (int64_t tr = 0; tr < z.tile_rows; tr++) {
-            const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance);
-            z.tasks += nt;
-            if (nt > 1) z.splits++, z.carries += nt;
-        }
-    }
+    if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
         def_ptr = NULL;

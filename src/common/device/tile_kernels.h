@@ -233,6 +233,38 @@ PORT_DEVICE tile_meta tile_load_meta(const int *__restrict__ tile_col, const uns
     return h;
 }
 
+/* Tile t alone, its header read again (from L1): the tile-after-tile path of the band kernels' batches and passes
+ * that hold other formats (one copy of tile_apply, not unrolled). */
+template <typename T>
+PORT_DEVICE void tile_apply_at(T &acc, int t, const int *__restrict__ tile_col, const unsigned char *__restrict__ tile_fmt,
+                               const int *__restrict__ tile_off, const unsigned char *__restrict__ tile_idx,
+                               const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
+{
+    const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
+    const long long c0 = (long long)h.col * tile_dim;
+    const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+    tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
+}
+
+/* A band format byte's diagonals lo .. lo + nd - 1: SPMVPORT_TILE_BAND_LO / _ND with (b - 16) / 7 as a multiply
+ * and a shift, exact for the 217 band bytes (fewer instructions: the stencil kernels are bound by them). */
+PORT_DEVICE void tile_band_diagonals(int b, int &lo, int &nd)
+{
+    const int f = b - 16, q = (f * 2341) >> 14;
+    lo = q - 15;
+    nd = f - 7 * q + 1;
+}
+
+/* Row r's end of a task: its carry slot when the tile row is split over several tasks, else alpha*sum + beta*y
+ * (y not read when beta == 0). */
+template <typename T>
+PORT_DEVICE void tile_write_row(T acc, int r, int slot, long long r0, T *__restrict__ carry, T *__restrict__ y, T alpha,
+                                T beta)
+{
+    if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
+    else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
+}
+
 /* Lane r's first entry of a tile (its "lead"), loaded before any of the batch's tiles is summed so that the
  * batch's loads are in flight together: ELL / HYB slot r (a = w), Dense slot r (column 0), the first COO entry
  * (every lane; it counts where its row is r); CSR has no lead, but its row's bounds a..b are loaded here.
@@ -369,8 +401,8 @@ PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fm
 #pragma unroll
         for (int i = 0; i < B; i++) { /* diagonal 0 of each tile: rows rs .. re - 1, slots from v0 */
             const bool has = fmt[i] >= 0;
-            const int f = has ? fmt[i] - 16 : 0, q = (f * 2341) >> 14; /* f / 7 for f <= 216 (bytes <= 232) */
-            const int lo = q - 15, nd = f - 7 * q + 1;
+            int lo, nd; /* a missing tile decodes as byte 16 (lo -15, nd 1); its rows are masked below */
+            tile_band_diagonals(has ? fmt[i] : 16, lo, nd);
             const int c0 = col[i] * tile_dim, collen = n - c0 < tile_dim ? n - c0 : tile_dim;
             const int rs = lo < 0 ? -lo : 0, re = rowlen < collen - lo ? rowlen : collen - lo;
             const bool in = has && r >= rs && r < re;
@@ -404,13 +436,8 @@ PORT_DEVICE void tile_band_batch_sum(T &acc, const int (&col)[B], const int (&fm
             }
         }
     } else {
-        /* not unrolled (one copy of tile_apply); the headers again, from L1 */
-        for (int t = b0; t < last && t < b0 + B * G; t += G) {
-            const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
-            const long long c0 = (long long)h.col * tile_dim;
-            const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
-            tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
-        }
+        for (int t = b0; t < last && t < b0 + B * G; t += G)
+            tile_apply_at(acc, t, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n, rowlen, r);
     }
 }
 
@@ -508,10 +535,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
             }
         }
         for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
-        if (lane < rowlen) {
-            if (slot >= 0) carry[(long long)slot * tile_dim + lane] = acc;
-            else y[r0 + lane] = tile_store(alpha, acc, beta, y + r0 + lane);
-        }
+        if (lane < rowlen) tile_write_row(acc, lane, slot, r0, carry, y, alpha, beta);
         first = last, last = nlast, hc = nc, hf = nf, hv = nv;
     }
 }
@@ -562,9 +586,9 @@ PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T
 /* L: tiles a group of 16 lanes has in flight at once (plan parameter SPMVPORT_TILE_P_INFLIGHT: 1, 2 or 4); BB
  * (L = 1 only, SPMVPORT_TILE_P_BAND_BATCH): 0, or band batches of BB tiles (2 or 4); CS (L = 1, BB = 0 only,
  * flag SPMVPORT_TILE_FLAG_CSR_STEPS): CSR tile rows in steps of 8 entries. GT (L = 1, flag
- * SPMVPORT_TILE_FLAG_GROUP_TASKS): a task per group instead of per warp (warp w, group g: task w G + g), the
- * group taking all its task's tiles in order; no butterfly, and the per-task work (record loads, rowlen, the
- * y writes) is shared by G tasks, so a stencil tile row costs fewer warp instructions. DI (L = 1, BB = 0, no
+ * SPMVPORT_TILE_FLAG_GROUP_TASKS, BB = 0: band plans with it run tile_band_items_kernel): a task per group instead
+ * of per warp (warp w, group g: task w G + g), the group taking all its task's tiles in order; no butterfly, and
+ * the per-task work (record loads, rowlen, the y writes) is shared by G tasks. DI (L = 1, BB = 0, no
  * GT; flag SPMVPORT_TILE_FLAG_DEFERRED_INLINE): the deferred part inside (tile_inline_kernel), def its arrays
  * (unused otherwise). One body, two kernels: tile_kernel and tile_inline_kernel differ in their launch bounds. */
 template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI>
@@ -616,10 +640,7 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
     }
     if (!GT)
         for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
-    if ((GT ? r : lane) < rowlen) {
-        if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
-        else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
-    }
+    if ((GT ? r : lane) < rowlen) tile_write_row(acc, r, slot, r0, carry, y, alpha, beta);
 }
 
 template <int W, typename T, int L, int BB, bool CS = false, bool GT = false>
@@ -697,8 +718,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
         const int c0 = has ? port_ldg(tile_col + t) * tile_dim : 0;
         int v = has ? port_ldg(tile_off + 2 * t) : 0;
         const bool band = (port_ballot<W>(has && !SPMVPORT_TILE_IS_BAND(f)) & group_mask) == 0;
-        const int q = ((f - 16) * 2341) >> 14; /* (f - 16) / 7 for band bytes (f - 16 <= 216) */
-        const int lo = q - 15, nd = has && SPMVPORT_TILE_IS_BAND(f) ? f - 16 - 7 * q + 1 : 0;
+        int lo, nd;
+        tile_band_diagonals(f, lo, nd);
+        if (!has || !SPMVPORT_TILE_IS_BAND(f)) nd = 0;
         int end = nd; /* inclusive scan of the diagonal counts over the group's lanes */
         for (int d = 1; d < tile_dim; d <<= 1) {
             const int up = port_shfl_up<W>(end, d);
@@ -730,18 +752,12 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
             }
         } else { /* tile after tile (band batches here cost every pass registers and spills) */
             const int t1 = last - t0 < tile_item_tiles ? last : t0 + tile_item_tiles;
-            for (int tt = t0; tt < t1; tt++) {
-                const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, tt);
-                const int hc0 = h.col * tile_dim, hcl = n - hc0 < tile_dim ? n - hc0 : tile_dim;
-                tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, hcl, x + hc0, r);
-            }
+            for (int tt = t0; tt < t1; tt++)
+                tile_apply_at(acc, tt, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x, n, rowlen, r);
         }
         port_warp_sync<W>(); /* the next pass rewrites the buffer */
     }
-    if (live && r < rowlen) {
-        if (slot >= 0) carry[(long long)slot * tile_dim + r] = acc;
-        else y[r0 + r] = tile_store(alpha, acc, beta, y + r0 + r);
-    }
+    if (live && r < rowlen) tile_write_row(acc, r, slot, r0, carry, y, alpha, beta);
 }
 
 /* Rows of split tile rows: their carries, in task order. */
