@@ -241,8 +241,7 @@ PORT_DEVICE void tile_apply_at(T &acc, int t, const int *__restrict__ tile_col, 
                                const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r)
 {
     const tile_meta h = tile_load_meta(tile_col, tile_fmt, tile_off, t);
-    const long long c0 = (long long)h.col * tile_dim;
-    const int collen = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+    const int c0 = h.col * tile_dim, collen = n - c0 < tile_dim ? n - c0 : tile_dim; /* 16 col < n: an int */
     tile_apply<T, true>(acc, h.fmt, tile_idx + h.i0, tile_val + h.v0, h.nv, rowlen, collen, x + c0, r);
 }
 
