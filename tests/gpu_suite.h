@@ -432,6 +432,38 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* tile_band_items_kernel on a 27-point stencil whose grid (30) is not a multiple of 16: ~16 tiles a tile row, with
+ * CSR and COO tiles (diagonals with holes at the grid's faces) before the band tiles of a pass, summed tile after
+ * tile before the band items; balance 32 gives passes after the first, 8 and the default split rows. */
+Test(SUITE, tile_band_items_stencil27, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:30", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
+        const int balance[3] = {0, 8, 32};
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_balance = balance[v];
+            spmv_plan_t *plan = NULL;
+            spmv_plan_info_t info;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+            const char *gt = strstr(info.stats, "group_tasks="), *coo = strstr(info.stats, "coo_tiles=");
+            const char *band = strstr(info.stats, "band_tiles=");
+            cr_assert(gt && coo && band && atoi(gt + 12) == 1 && atoi(coo + 10) > 0 && atoi(band + 11) > 0,
+                      "not a mixed band plan with a task per group: %s", info.stats);
+            spmv_plan_destroy(plan);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:30", A, 0);
+            cr_assert(r >= 0, "stencil3d:27:30, balance %d: %s", balance[v], spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* tile_band_tasks_kernel on tasks of more than W tiles (a second header load per task): 41 shifted identities
  * (columns i + 16 j, |j| <= 20) make every tile a band tile; tile_balance 64 keeps a tile row in one task. */
 Test(SUITE, tile_band_long_tasks, .timeout = 600)

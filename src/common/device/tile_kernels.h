@@ -677,7 +677,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, 6)
  * each header in every lane (the stencil is issue-bound: ncu, session 14, 3.4 warp instructions per entry in
  * f32). The order is the executor's (tile after tile, each tile's diagonals in order, zeros skipped), so the sums
  * are the band batch's bit for bit. A pass with another format in it is summed tile after tile (tile_apply). */
-constexpr int tile_item_tiles = 8;                                  /* tiles per pass: lanes 0..7 of a group */
+constexpr int tile_item_tiles = 16;                                 /* tiles per pass: every lane of a group */
 constexpr int tile_item_unroll = 8;                                 /* items whose loads are in flight together */
 constexpr int tile_item_cap = tile_item_tiles * SPMVPORT_TILE_BAND_MAXND + tile_item_unroll; /* + unroll slack */
 
