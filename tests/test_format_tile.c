@@ -290,6 +290,21 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
         spmv_plan_destroy(plan);
         check_invariants(mats[k], &o, k ? "graph, automatic" : "stencil, automatic");
     }
+    /* FEM blocks: their 3-entry corner tiles (many a tile row) are band candidates with holes, but the plan is no
+     * band plan (13% of the non-zeros), so they are COO tiles, and deferred: the deferral is decided after the
+     * band choice */
+    spmv_matrix_t *F = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:12", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    spmv_plan_t *plan = NULL;
+    spmv_plan_info_t info;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, F, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    cr_assert(stat_value(info.stats, "deferred") == 1 && stat_value(info.stats, "band_batch") == 0 &&
+                  stat_value(info.stats, "band_tiles") == 0,
+              "fem3d:3:12, automatic: %s", info.stats);
+    spmv_plan_destroy(plan);
+    check_invariants(F, &o, "fem, automatic");
+    spmv_matrix_destroy(F);
     spmv_matrix_destroy(S);
     spmv_matrix_destroy(G);
     spmv_context_destroy(ctx);
@@ -304,7 +319,7 @@ Test(tile_variants, every_multi_tile_row_split)
     check_corpus(&c, SPMV_F32);
 }
 
-/* tbalance: the paper's 8 by default, 16 by default on band plans that run the band items kernel (a task per
+/* tbalance: the paper's 8 by default, 32 by default on band plans that run the band items kernel (a task per
  * group), the option either way. */
 Test(tile_variants, default_balance_by_kernel)
 {
@@ -312,7 +327,7 @@ Test(tile_variants, default_balance_by_kernel)
     cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:7:24", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:8", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
     const struct { const spmv_matrix_t *A; int balance, group_tasks, want; } cases[] = {
-        {S, 0, 0, 16}, {S, 8, 0, 8}, {S, 0, -1, 8}, {S, 12, 0, 12}, {F, 0, 0, 8}};
+        {S, 0, 0, 32}, {S, 8, 0, 8}, {S, 0, -1, 8}, {S, 12, 0, 12}, {F, 0, 0, 8}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
         o.tile_group_tasks = cases[i].group_tasks;
@@ -715,6 +730,85 @@ static spmv_matrix_t *stencil5(spmv_precision_t p)
                  SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
     free(ptr), free(col), free(val), free(valf);
     return A;
+}
+
+/* Band tiles with holes (a stencil's tiles at the grid's faces): a tile whose COO choice has at most half of its
+ * band's slots empty is a band tile, one with more stays COO. Every diagonal tile is an identity (a band plan);
+ * tile (0, 5): diagonal 3 over rows 0..12 but rows 2 and 5 (11 entries in 13 slots): band; tile (1, 7): (0, 0) and
+ * (15, 15) (2 entries in 16 slots): COO; tile (2, 9): diagonals 0..2 over rows 0..3 but (1, 2) (11 entries in
+ * the band's 45 slots): COO. Then the executor against the oracle. */
+Test(tile_invariants, band_tiles_with_holes)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const int32_t m = 40 * TD;
+    coo_list t = {0};
+    for (int32_t i = 0; i < m; i++) {
+        if (i < 13 && i != 2 && i != 5) push(&t, i, 5 * TD + i + 3, 0.5 + i);
+        if (i == TD || i == 2 * TD - 1) push(&t, i, 7 * TD + i - TD, -1.5);
+        for (int d = 0; d < 3 && i >= 2 * TD && i < 2 * TD + 4; d++)
+            if (!(i == 2 * TD + 1 && d == 1)) push(&t, i, 9 * TD + i - 2 * TD + d, 0.25 * d - 1);
+        push(&t, i, i, 4.0);
+    }
+    spmv_matrix_t *A = from_list(&t, m, m);
+    for (int w = 32; w <= 64; w *= 2) {
+        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        char msg[SPMVPORT_MSG_LEN];
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s", msg);
+        const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data, *col = fd.arrays[SPMVPORT_TILE_A_COL].data;
+        const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+        const struct { int32_t tr, tc; int band; } want[] = {{0, 5, 1}, {1, 7, 0}, {2, 9, 0}, {3, 3, 1}};
+        for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+            int found = -1;
+            for (int32_t q = ptr[want[k].tr]; q < ptr[want[k].tr + 1]; q++)
+                if (col[q] == want[k].tc) found = fmt[q];
+            cr_assert(found >= 0, "tile (%d, %d) missing", want[k].tr, want[k].tc);
+            cr_assert_eq(SPMVPORT_TILE_IS_BAND(found), want[k].band, "tile (%d, %d): format byte %d (%s)", want[k].tr,
+                         want[k].tc, found, fd.stats);
+            if (!want[k].band)
+                cr_assert_eq(found, SPMVPORT_TILE_COO, "tile (%d, %d) format %d", want[k].tr, want[k].tc, found);
+        }
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "a band plan (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        check_invariants(A, &o, "band tiles with holes");
+        cr_assert(support_check_format(ctx, SPMV_FORMAT_TILE, &o, "band tiles with holes", A, 0) >= 0);
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* A band plan needs band tiles to be at least half the tiles and to hold at least half the non-zeros: dense
+ * diagonal tiles with two one-entry corner tiles (band candidates: one slot each) a tile row are 2/3 band tiles by
+ * count but 2/258 by non-zeros, so the plan has no band tiles (as fem3d:3:48, whose 3-entry corner tiles are band
+ * candidates). */
+Test(tile_invariants, band_plan_needs_band_nonzeros)
+{
+    const int32_t m = 32 * TD;
+    coo_list t = {0};
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t tc = i / TD;
+        for (int32_t c = tc * TD; c < tc * TD + TD; c++) push(&t, i, c, c == i ? 20.0 : -0.25);
+        if (i % TD == 0) push(&t, i, (tc * TD + 5 * TD) % m + 15, 1.0); /* diagonal +15: one band slot */
+        if (i % TD == 15) push(&t, i, (tc * TD + 11 * TD) % m, -2.0);    /* diagonal -15 */
+    }
+    spmv_matrix_t *A = from_list(&t, m, m);
+    spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+    spmvport_format_data fd;
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    char msg[SPMVPORT_MSG_LEN];
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
+                 "%s", msg);
+    cr_assert_eq(fd.params[SPMVPORT_TILE_P_TILES], 3 * 32, "%s", fd.stats);
+    cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "not a band plan (%s)", fd.stats);
+    cr_assert_eq(stat_value(fd.stats, "band_tiles"), 0, "%s", fd.stats);
+    cr_assert_eq(stat_value(fd.stats, "dns_tiles"), 32, "%s", fd.stats);
+    spmvport_format_data_free(&fd);
+    check_invariants(A, &o, "band candidates without the non-zeros");
+    spmv_matrix_destroy(A);
 }
 
 Test(tile_invariants, stencil_band_tiles)

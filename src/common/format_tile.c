@@ -28,7 +28,7 @@
 #define TILE_COO_MAX 12    /* COO when nnz <= 12 */
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
-#define TILE_BAND_BALANCE 16 /* the default for band plans with a task per group (the band items kernel) */
+#define TILE_BAND_BALANCE 32 /* the default for band plans with a task per group (the band items kernel) */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -236,8 +236,12 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
      * diagonals and its payload (values only) is no larger: a lane's value and x addresses then follow from
      * the tile header alone (one round trip instead of index then x), e.g. a stencil's identity tiles (16
      * slots, no index bytes; ELL had 9 more), tridiagonal tiles (46 slots; ELL had 48 and 25 index bytes) and
-     * the one-entry corner tiles of its +-1 neighbours (1 slot; COO had 1 index byte). A COO tile only when
-     * the band has no hole, so graphs' scattered COO tiles stay COO (and deferrable). */
+     * the one-entry corner tiles of its +-1 neighbours (1 slot; COO had 1 index byte). A COO tile when at most
+     * half of the band's slots are holes (padding values), so a stencil's tiles at the grid's faces (a
+     * diagonal cut where a grid line ends) are band too, while graphs' scattered COO tiles stay COO (and
+     * deferrable): a COO tile in a band pass sends the whole pass tile after tile. On stencil3d:27:100 (28608
+     * COO tiles, 0.46 a tile row, when no hole was allowed; 0 now, 1.006 value slots a non-zero) that was the
+     * difference between 0.86x and 1.31x cuSPARSE f64 (H200, session 16). */
     if (!cfg->band || !ch->stored || ch->deferred > 0 || nnz == 0) return;
     int lo = TD, hi = -TD;
     for (int i = 0; i < rows; i++)
@@ -249,7 +253,8 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     if (hi - lo + 1 > SPMVPORT_TILE_BAND_MAXND) return;
     int64_t band = 0;
     for (int d = lo; d <= hi; d++) band += band_len(rows, cols, d);
-    if (band * vs > (int64_t)ch->slots * vs + ch->idx_bytes || (fmt == SPMVPORT_TILE_COO && band != nnz)) return;
+    if (fmt == SPMVPORT_TILE_COO ? band > 2 * (int64_t)nnz : band * vs > (int64_t)ch->slots * vs + ch->idx_bytes)
+        return;
     memset(ch, 0, sizeof *ch);
     ch->fmt = SPMVPORT_TILE_BAND;
     ch->stored = 1;
@@ -648,6 +653,20 @@ static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t
 }
 
 /* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
+/* Band tiles are kept where there are some, they are at least half the stored tiles and they hold at least half
+ * the non-zeros: the band kernels have more registers (64 instead of 40 on sm_90, f64), so fewer resident warps
+ * for the other tiles' chains, and a band items pass with another format in it runs tile after tile. fem3d:3:48
+ * has 64% band tiles (its 3-entry corner tiles, with holes) but 13% of its non-zeros in them: as a band plan it
+ * ran at 0.83x / 0.65x cuSPARSE (H200, session 16) where it is 1.0x without. Otherwise pass 1 is redone without
+ * them (band tiles take no deferred entries, so a deferral stands). */
+static int band_plan(const tile_sizes *z)
+{
+    int64_t all_nnz = 0;
+    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) all_nnz += z->hist_nnz[f];
+    return z->hist_tiles[SPMVPORT_TILE_BAND] > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_BAND] >= z->tiles &&
+           2 * z->hist_nnz[SPMVPORT_TILE_BAND] >= all_nnz;
+}
+
 static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile_sizes *z,
                                int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
                                int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
@@ -733,34 +752,38 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
+    /* Pass 1, then again whenever a choice below changes it: band tiles kept or not (band_plan), the deferral, and
+     * after a deferral the band choice once more. */
     st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                    cfg.deferred ? def_ptr : NULL, msg, msglen);
-    /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
-     * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out */
-    if (auto_deferred && (st == SPMV_STATUS_OVERFLOW ||
-                          (st == SPMV_STATUS_SUCCESS && z.hist_tiles[SPMVPORT_TILE_COO] >=
-                                                            TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows))) {
-        cfg.deferred = 1;
-        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
-                       msglen);
-    }
-    /* band tiles only where there are some and they are at least half the stored tiles: the band batch kernel
-     * they need has more registers (64 instead of 40 on sm_90, f64), so fewer resident warps for the other tiles'
-     * chains. Pass 1 again without them otherwise (band tiles take no deferred entries, so the deferral choice
-     * stands). */
-    if (st == SPMV_STATUS_SUCCESS && cfg.band && (z.hist_tiles[SPMVPORT_TILE_BAND] == 0 ||
-                                                  2 * z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles)) {
-        cfg.band = 0;
-        if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
-        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
-                       cfg.deferred ? def_ptr : NULL, msg, msglen);
+    for (int round = 0; round < 2; round++) {
+        if (st == SPMV_STATUS_SUCCESS && cfg.band && !band_plan(&z)) {
+            cfg.band = 0;
+            if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
+            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                           cfg.deferred ? def_ptr : NULL, msg, msglen);
+        }
+        /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
+         * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out. Decided after
+         * the band choice: a band candidate (a corner tile with holes) that ends up COO counts as COO here
+         * (fem3d:3:48's 15.6 corner tiles a tile row: deferred, as before band tiles with holes). */
+        const int many_coo = z.hist_tiles[SPMVPORT_TILE_COO] >= TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows;
+        if (round == 0 && auto_deferred && !cfg.deferred &&
+            (st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo))) {
+            cfg.deferred = 1;
+            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
+                           msglen);
+        } else {
+            break;
+        }
     }
     /* band plans that run the band items kernel (a task per group: their default) take TILE_BAND_BALANCE tiles a
-     * task by default: that kernel adds a pass of 8 tiles with all their items in flight, so the paper's bound of a
+     * task by default: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound of a
      * warp's serial tile chain (8 tiles, one at a time) is not what a split would buy there, while each split costs
      * carries, a fix-up pass and the task's record and header round trips again. H100 (session 15, runs FL, FM):
      * stencil3d:7:200 (9 tiles a tile row) 0.923x / 0.750x cuSPARSE at 8, 1.211x / 1.043x at 16; stencil3d:7:100
-     * 0.897x / 0.862x -> 1.238x / 1.081x; stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. */
+     * 0.897x / 0.862x -> 1.238x / 1.081x; stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. H200 (session 16):
+     * stencil3d:27:100 (21 tiles) 1.007x / 1.014x at 16, 1.306x / 1.271x at 32 (one task a tile row). */
     if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
         opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1)
         balance = TILE_BAND_BALANCE;
