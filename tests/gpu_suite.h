@@ -433,8 +433,8 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
 }
 
 /* tile_band_items_kernel on a 27-point stencil whose grid (30) is not a multiple of 16: ~16 tiles a tile row, with
- * CSR and COO tiles (diagonals with holes at the grid's faces) before the band tiles of a pass, summed tile after
- * tile before the band items; balance 32 gives passes after the first, 8 and the default split rows. */
+ * CSR and COO tiles (diagonals with holes at the grid's faces, too many to be band tiles) in the band passes, which
+ * then run tile after tile; the default balance (25) and 32 give passes after the first, 8 splits rows. */
 Test(SUITE, tile_band_items_stencil27, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);

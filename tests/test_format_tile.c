@@ -319,15 +319,17 @@ Test(tile_variants, every_multi_tile_row_split)
     check_corpus(&c, SPMV_F32);
 }
 
-/* tbalance: the paper's 8 by default, 32 by default on band plans that run the band items kernel (a task per
- * group), the option either way. */
+/* tbalance: the paper's 8 by default; on band plans that run the band items kernel (a task per group) 1.5x the
+ * average tiles of a tile row, 16 to 32 (a 7-point stencil: 16; a 27-point one on a grid of 30, 27576 tiles in
+ * 1688 tile rows: 25); the option either way. */
 Test(tile_variants, default_balance_by_kernel)
 {
-    spmv_matrix_t *S = NULL, *F = NULL;
+    spmv_matrix_t *S = NULL, *F = NULL, *S27 = NULL;
     cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:7:24", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:8", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_generate(&S27, "stencil3d:27:30", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
     const struct { const spmv_matrix_t *A; int balance, group_tasks, want; } cases[] = {
-        {S, 0, 0, 32}, {S, 8, 0, 8}, {S, 0, -1, 8}, {S, 12, 0, 12}, {F, 0, 0, 8}};
+        {S, 0, 0, 16}, {S, 8, 0, 8}, {S, 0, -1, 8}, {S, 12, 0, 12}, {S27, 0, 0, 25}, {F, 0, 0, 8}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
         o.tile_group_tasks = cases[i].group_tasks;
@@ -337,7 +339,7 @@ Test(tile_variants, default_balance_by_kernel)
         char msg[SPMVPORT_MSG_LEN] = "";
         cr_assert_eq(spmvport_format_build(&fd, cases[i].A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
                      SPMV_STATUS_SUCCESS, "case %zu: %s", i, msg);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, i < 4, "case %zu: band plan", i);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, i < 5, "case %zu: band plan", i);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BALANCE], cases[i].want, "case %zu", i);
         check_tasks(&fd, "default balance");
         spmvport_format_data_free(&fd);
@@ -345,6 +347,7 @@ Test(tile_variants, default_balance_by_kernel)
     }
     spmv_matrix_destroy(S);
     spmv_matrix_destroy(F);
+    spmv_matrix_destroy(S27);
 }
 
 Test(tile_variants, deferred_one_warp_chunks)

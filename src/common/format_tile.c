@@ -28,7 +28,8 @@
 #define TILE_COO_MAX 12    /* COO when nnz <= 12 */
 #define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
 #define TILE_DEFAULT_BALANCE 8
-#define TILE_BAND_BALANCE 32 /* the default for band plans with a task per group (the band items kernel) */
+#define TILE_BAND_BALANCE_MIN 16 /* the default for band plans with a task per group (the band items kernel): */
+#define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -777,16 +778,22 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             break;
         }
     }
-    /* band plans that run the band items kernel (a task per group: their default) take TILE_BAND_BALANCE tiles a
-     * task by default: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound of a
-     * warp's serial tile chain (8 tiles, one at a time) is not what a split would buy there, while each split costs
-     * carries, a fix-up pass and the task's record and header round trips again. H100 (session 15, runs FL, FM):
-     * stencil3d:7:200 (9 tiles a tile row) 0.923x / 0.750x cuSPARSE at 8, 1.211x / 1.043x at 16; stencil3d:7:100
-     * 0.897x / 0.862x -> 1.238x / 1.081x; stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. H200 (session 16):
-     * stencil3d:27:100 (21 tiles) 1.007x / 1.014x at 16, 1.306x / 1.271x at 32 (one task a tile row). */
+    /* band plans that run the band items kernel (a task per group: their default) take 1.5x their average tiles a
+     * tile row, 16 to 32: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound
+     * of a warp's serial tile chain (8 tiles, one at a time) is not what a split would buy there, while each split
+     * costs carries, a fix-up pass and the task's record and header round trips again; but a tile row far above the
+     * average (a long row) is still split. H100 (session 15, runs FL, FM): stencil3d:7:200 (9 tiles a tile row)
+     * 0.923x / 0.750x cuSPARSE at 8, 1.211x / 1.043x at 16; stencil3d:7:100 0.897x / 0.862x -> 1.238x / 1.081x;
+     * stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. Session 16: stencil3d:27:100 (21 tiles) 1.007x / 1.014x
+     * at 16, 1.306x / 1.271x at 32 (H200); brainpc2 (4.6 tiles a tile row, a few long rows) 53.6 us at 32, 30.2 at
+     * 12 (H100). */
     if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
-        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1)
-        balance = TILE_BAND_BALANCE;
+        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1) {
+        const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
+            z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
+        balance = avg15 < TILE_BAND_BALANCE_MIN ? TILE_BAND_BALANCE_MIN
+                  : avg15 > TILE_BAND_BALANCE_MAX ? TILE_BAND_BALANCE_MAX : avg15;
+    }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
