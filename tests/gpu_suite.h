@@ -393,10 +393,32 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* A tile plan of A with tile_balance `balance` is a band plan with a task per group (the band items kernel) that
+ * also holds COO tiles, and computes A within the bound. */
+static void check_mixed_band_plan(spmv_context_t *ctx, const spmv_matrix_t *A, int balance, const char *name)
+{
+    spmv_plan_options_t o;
+    spmv_plan_options_init(&o);
+    o.tile_balance = balance;
+    spmv_plan_t *plan = NULL;
+    spmv_plan_info_t info;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
+                 spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
+    const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
+    cr_assert(gt && bb && coo && band && atoi(gt + 12) == 1 && atoi(bb + 11) == 4 && atoi(coo + 10) > 0 &&
+                  atoi(band + 11) > 0,
+              "%s: not a mixed band plan with a task per group: %s", name, info.stats);
+    spmv_plan_destroy(plan);
+    double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, name, A, 0);
+    cr_assert(r >= 0, "%s, balance %d: %s", name, balance, spmv_last_error(ctx));
+}
+
 /* tile's band items kernel (band plans with a task per group) on passes that hold other formats: a 7-point
  * stencil plus one scattered entry in every fifth row (COO tiles, ~3 a tile row) among its band tiles, so a pass
- * is summed by items or, when it holds a COO tile, tile after tile; tile_balance 16 (the band plans' default)
- * keeps a tile row in one task of up to 10 tiles (two passes of 8), 8 and 4 split it (carries); an edge tile row
+ * is summed by items or, when it holds a COO tile, tile after tile; tile_balance 16 and the default (16 here)
+ * keep a tile row in one task of up to 10 tiles (one pass of 16), 8 and 4 split it (carries); an edge tile row
  * and column; f64 and f32. The plan must be what the test is for: band batches, a task per group, COO tiles. */
 Test(SUITE, tile_band_items_mixed, .timeout = 600)
 {
@@ -406,28 +428,10 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
                                                           with the +-1 corner: not one band) */
     spmv_matrix_t *As[2];
     band_matrix(m, off, 7, 8.0, 1, 5, 16, 5, &As[0], &As[1]);
+    const int balance[4] = {16, 4, 8, 0};
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = As[p];
-        const int balance[4] = {16, 4, 8, 0};
-        for (int v = 0; v < 4; v++) {
-            spmv_plan_options_t o;
-            spmv_plan_options_init(&o);
-            o.tile_balance = balance[v];
-            spmv_plan_t *plan = NULL;
-            spmv_plan_info_t info;
-            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
-                         spmv_last_error(ctx));
-            cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-            const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
-            const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
-            cr_assert(gt && bb && coo && band && atoi(gt + 12) == 1 && atoi(bb + 11) == 4 && atoi(coo + 10) > 0 &&
-                          atoi(band + 11) > 0,
-                      "not a mixed band plan with a task per group: %s", info.stats);
-            spmv_plan_destroy(plan);
-            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil7 + scattered", A, 0);
-            cr_assert(r >= 0, "stencil7 + scattered, balance %d: %s", balance[v], spmv_last_error(ctx));
-        }
-        spmv_matrix_destroy(A);
+        for (int v = 0; v < 4; v++) check_mixed_band_plan(ctx, As[p], balance[v], "stencil7 + scattered");
+        spmv_matrix_destroy(As[p]);
     }
     spmv_context_destroy(ctx);
 }
@@ -438,27 +442,11 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
 Test(SUITE, tile_band_items_stencil27, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int balance[3] = {0, 8, 32};
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:30", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
-        const int balance[3] = {0, 8, 32};
-        for (int v = 0; v < 3; v++) {
-            spmv_plan_options_t o;
-            spmv_plan_options_init(&o);
-            o.tile_balance = balance[v];
-            spmv_plan_t *plan = NULL;
-            spmv_plan_info_t info;
-            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
-                         spmv_last_error(ctx));
-            cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-            const char *gt = strstr(info.stats, "group_tasks="), *coo = strstr(info.stats, "coo_tiles=");
-            const char *band = strstr(info.stats, "band_tiles=");
-            cr_assert(gt && coo && band && atoi(gt + 12) == 1 && atoi(coo + 10) > 0 && atoi(band + 11) > 0,
-                      "not a mixed band plan with a task per group: %s", info.stats);
-            spmv_plan_destroy(plan);
-            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:30", A, 0);
-            cr_assert(r >= 0, "stencil3d:27:30, balance %d: %s", balance[v], spmv_last_error(ctx));
-        }
+        for (int v = 0; v < 3; v++) check_mixed_band_plan(ctx, A, balance[v], "stencil3d:27:30");
         spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);

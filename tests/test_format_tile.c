@@ -233,6 +233,16 @@ static spmv_matrix_t *from_list(coo_list *t, int32_t m, int32_t n)
     return A;
 }
 
+/* The tile layout of A at warp size w with options o (a device with no properties), asserted to build. */
+static void build_layout(spmvport_format_data *fd, const spmv_matrix_t *A, int w, const spmv_plan_options_t *o)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(fd, A, SPMV_FORMAT_TILE, w, &dev, o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
+                 "%s", msg);
+}
+
 /* Automatic deferred COO (above the threshold) only with >= 4 COO tiles per tile row on average: a 3-D-stencil
  * pattern (2 one-entry COO tiles per tile row) keeps them, a scattered graph pattern defers them. */
 Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
@@ -756,11 +766,7 @@ Test(tile_invariants, band_tiles_with_holes)
     for (int w = 32; w <= 64; w *= 2) {
         spmv_plan_options_t o = tile_options(w, 0, 0, 0);
         spmvport_format_data fd;
-        spmv_device_info_t dev;
-        memset(&dev, 0, sizeof dev);
-        char msg[SPMVPORT_MSG_LEN];
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, A, w, &o);
         const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data, *col = fd.arrays[SPMVPORT_TILE_A_COL].data;
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         const struct { int32_t tr, tc; int band; } want[] = {{0, 5, 1}, {1, 7, 0}, {2, 9, 0}, {3, 3, 1}};
@@ -800,11 +806,7 @@ Test(tile_invariants, band_plan_needs_band_nonzeros)
     spmv_matrix_t *A = from_list(&t, m, m);
     spmv_plan_options_t o = tile_options(32, 0, 0, 0);
     spmvport_format_data fd;
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
-    char msg[SPMVPORT_MSG_LEN];
-    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
-                 "%s", msg);
+    build_layout(&fd, A, 32, &o);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_TILES], 3 * 32, "%s", fd.stats);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "not a band plan (%s)", fd.stats);
     cr_assert_eq(stat_value(fd.stats, "band_tiles"), 0, "%s", fd.stats);
