@@ -653,7 +653,6 @@ static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t
     return SPMV_STATUS_SUCCESS;
 }
 
-/* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
 /* Band tiles are kept where there are some, they are at least half the stored tiles and they hold at least half
  * the non-zeros: the band kernels have more registers (64 instead of 40 on sm_90, f64), so fewer resident warps
  * for the other tiles' chains, and a band items pass with another format in it runs tile after tile. fem3d:3:48
@@ -668,6 +667,7 @@ static int band_plan(const tile_sizes *z)
            2 * z->hist_nnz[SPMVPORT_TILE_BAND] >= all_nnz;
 }
 
+/* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
 static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile_sizes *z,
                                int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
                                int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
@@ -757,7 +757,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * after a deferral the band choice once more. */
     st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                    cfg.deferred ? def_ptr : NULL, msg, msglen);
-    for (int round = 0; round < 2; round++) {
+    for (;;) { /* at most twice: the deferral is set once */
         if (st == SPMV_STATUS_SUCCESS && cfg.band && !band_plan(&z)) {
             cfg.band = 0;
             if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
@@ -769,14 +769,11 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
          * the band choice: a band candidate (a corner tile with holes) that ends up COO counts as COO here
          * (fem3d:3:48's 15.6 corner tiles a tile row: deferred, as before band tiles with holes). */
         const int many_coo = z.hist_tiles[SPMVPORT_TILE_COO] >= TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows;
-        if (round == 0 && auto_deferred && !cfg.deferred &&
-            (st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo))) {
-            cfg.deferred = 1;
-            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg,
-                           msglen);
-        } else {
+        if (!auto_deferred || cfg.deferred ||
+            !(st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo)))
             break;
-        }
+        cfg.deferred = 1;
+        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
     }
     /* band plans that run the band items kernel (a task per group: their default) take 1.5x their average tiles a
      * tile row, 16 to 32: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound
