@@ -360,6 +360,37 @@ Test(tile_variants, default_balance_by_kernel)
     spmv_matrix_destroy(S27);
 }
 
+/* Plans without band tiles take 1.5x their average tiles a tile row (8 to 16) only on a GPU and when their tile
+ * rows are at least two waves of warps (128 an SM); otherwise, or when the SMs are unknown, the paper's 8. */
+Test(tile_variants, wide_plans_balance_by_tiles)
+{
+    spmv_matrix_t *F = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:16", SPMV_F64, 1), SPMV_STATUS_SUCCESS); /* 768 tile rows */
+    const struct { spmv_backend_t backend; int sms, balance, wide; } cases[] = {
+        {SPMV_BACKEND_CUDA, 0, 0, 0}, {SPMV_BACKEND_CUDA, 1, 0, 1}, {SPMV_BACKEND_HIP, 6, 0, 1},
+        {SPMV_BACKEND_CUDA, 7, 0, 0}, {SPMV_BACKEND_CUDA, 1, 9, 0}, {SPMV_BACKEND_CPU, 1, 0, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_plan_options_t o = tile_options(32, 0, 1, cases[i].balance); /* deferred COO, as above 1.8M */
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        dev.backend = cases[i].backend;
+        dev.multiprocessors = cases[i].sms;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        cr_assert_eq(spmvport_format_build(&fd, F, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "case %zu: %s", i, msg);
+        const int64_t rows = (F->m + 15) / 16, tiles = (int64_t)(fd.arrays[SPMVPORT_TILE_A_COL].bytes / sizeof(int32_t));
+        const int64_t avg15 = (3 * tiles + 2 * rows - 1) / (2 * rows);
+        cr_assert(avg15 > 8 && avg15 < 16, "FEM blocks: between the bounds (%lld)", (long long)avg15);
+        const int64_t want = cases[i].balance > 0 ? cases[i].balance : cases[i].wide ? avg15 : 8;
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "case %zu: not a band plan", i);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BALANCE], want, "case %zu", i);
+        check_tasks(&fd, "wide balance");
+        spmvport_format_data_free(&fd);
+    }
+    spmv_matrix_destroy(F);
+}
+
 Test(tile_variants, deferred_one_warp_chunks)
 {
     spmv_plan_options_t a = tile_options(32, 0, 1, 3), b = tile_options(64, 0, 1, 0);

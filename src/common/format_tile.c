@@ -30,6 +30,8 @@
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_BAND_BALANCE_MIN 16 /* the default for band plans with a task per group (the band items kernel): */
 #define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
+#define TILE_WIDE_BALANCE_MAX 16 /* plans without band tiles whose tile rows fill the GPU twice over: */
+#define TILE_WIDE_WARPS_PER_SM 64 /* 1.5x the average tiles of a tile row, 8 to 16 (a wave: 64 warps an SM) */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -725,7 +727,8 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
-    /* the tile kernels use no shared memory; the device's size sets only the deferred part's chunk */
+    /* the tile kernels use no shared memory; the device's size sets only the deferred part's chunk, its
+     * multiprocessors the tbalance of wide plans */
     spmv_status_t st = check_options(opt, fd->warp_size, msg, msglen);
     if (st == SPMV_STATUS_SUCCESS) st = check_matrix(A, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
@@ -784,12 +787,22 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. Session 16: stencil3d:27:100 (21 tiles) 1.007x / 1.014x
      * at 16, 1.306x / 1.271x at 32 (H200); brainpc2 (4.6 tiles a tile row, a few long rows) 53.6 us at 32, 30.2 at
      * 12 (H100). */
+    /* Plans without band tiles whose tile rows are at least two waves of warps (64 an SM) take the same 1.5x, 8 to
+     * 16: their warps fill the GPU without splits, and a split costs carries and the fix-up pass. fem3d:3:48 (8.75
+     * tiles a tile row, 20736 tile rows) split 19044 of them at 8; H100 (session 16, run GG): 1.019 / 1.010x
+     * cuSPARSE at 8, 1.047 / 1.034x at 12, 1.046 / 1.032x at 16. Smaller grids keep 8: 12 on the 55 shared matrices
+     * (all below two waves) slowed 43 of them, up to 23% (run GH: fewer tasks than the GPU holds). */
+    const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
+        z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
     if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
         opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1) {
-        const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
-            z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
         balance = avg15 < TILE_BAND_BALANCE_MIN ? TILE_BAND_BALANCE_MIN
                   : avg15 > TILE_BAND_BALANCE_MAX ? TILE_BAND_BALANCE_MAX : avg15;
+    } else if (st == SPMV_STATUS_SUCCESS && !cfg.band && opt->tile_balance == 0 && opt->tile_inflight <= 1 &&
+               dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* GPUs: the CPU's are threads */
+               z.tile_rows >= 2 * TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors) {
+        balance = avg15 < TILE_DEFAULT_BALANCE ? TILE_DEFAULT_BALANCE
+                  : avg15 > TILE_WIDE_BALANCE_MAX ? TILE_WIDE_BALANCE_MAX : avg15;
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
