@@ -574,6 +574,8 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
     return SPMV_STATUS_SUCCESS;
 }
 
+static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
 /* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y). */
 static int64_t tasks_of(int64_t k, int64_t balance) { return k <= balance ? 1 : (k + balance - 1) / balance; }
 
@@ -787,23 +789,21 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. Session 16: stencil3d:27:100 (21 tiles) 1.007x / 1.014x
      * at 16, 1.306x / 1.271x at 32 (H200); brainpc2 (4.6 tiles a tile row, a few long rows) 53.6 us at 32, 30.2 at
      * 12 (H100). */
-    /* Plans without band tiles whose tile rows are at least two waves of warps (64 an SM) take the same 1.5x, 8 to
-     * 16: their warps fill the GPU without splits, and a split costs carries and the fix-up pass. fem3d:3:48 (8.75
-     * tiles a tile row, 20736 tile rows) split 19044 of them at 8; H100 (session 16, run GG): 1.019 / 1.010x
-     * cuSPARSE at 8, 1.047 / 1.034x at 12, 1.046 / 1.032x at 16. Smaller grids keep 8: 12 on the 55 shared matrices
-     * (all below two waves) slowed 43 of them, up to 23% (run GH: fewer tasks than the GPU holds). */
     const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
         z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
     if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
-        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1) {
-        balance = avg15 < TILE_BAND_BALANCE_MIN ? TILE_BAND_BALANCE_MIN
-                  : avg15 > TILE_BAND_BALANCE_MAX ? TILE_BAND_BALANCE_MAX : avg15;
-    } else if (st == SPMV_STATUS_SUCCESS && !cfg.band && opt->tile_balance == 0 && opt->tile_inflight <= 1 &&
-               dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* GPUs: the CPU's are threads */
-               z.tile_rows >= 2 * TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors) {
-        balance = avg15 < TILE_DEFAULT_BALANCE ? TILE_DEFAULT_BALANCE
-                  : avg15 > TILE_WIDE_BALANCE_MAX ? TILE_WIDE_BALANCE_MAX : avg15;
-    }
+        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1)
+        balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
+    /* Plans without band tiles whose tile rows are at least two waves of warps (64 an SM) take the same 1.5x, 8 to
+     * 16: their warps fill the GPU without splits, and a split costs carries and the fix-up pass. H100 (session 17,
+     * run GO): fem3d:3:48 (8.75 tiles a tile row, 20736 tile rows, 19044 of them split at 8) 1.018 / 1.009x
+     * cuSPARSE -> 1.047 / 1.033x at 14, fem3d:3:56 0.781 / 0.793x -> 0.907 / 0.814x at 16; NotreDame_www 3% slower
+     * f64 at 10. Smaller grids keep 8: 12 on the 55 shared matrices (all but NotreDame_www below two waves) slowed
+     * 43 of them, up to 23% (session 16, run GH: fewer tasks than the GPU holds). */
+    else if (st == SPMV_STATUS_SUCCESS && !cfg.band && opt->tile_balance == 0 && opt->tile_inflight <= 1 &&
+             dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* GPUs: the CPU's are threads */
+             z.tile_rows >= 2 * TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors)
+        balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE, TILE_WIDE_BALANCE_MAX);
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
