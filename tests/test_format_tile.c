@@ -233,14 +233,16 @@ static spmv_matrix_t *from_list(coo_list *t, int32_t m, int32_t n)
     return A;
 }
 
-/* The tile layout of A at warp size w with options o (a device with no properties), asserted to build. */
-static void build_layout(spmvport_format_data *fd, const spmv_matrix_t *A, int w, const spmv_plan_options_t *o)
+/* The tile layout of A at warp size w with options o on device dev (NULL: a device with no properties), asserted
+ * to build. */
+static void build_layout(spmvport_format_data *fd, const spmv_matrix_t *A, int w, const spmv_plan_options_t *o,
+                         const spmv_device_info_t *dev)
 {
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
+    spmv_device_info_t none;
+    memset(&none, 0, sizeof none);
     char msg[SPMVPORT_MSG_LEN] = "";
-    cr_assert_eq(spmvport_format_build(fd, A, SPMV_FORMAT_TILE, w, &dev, o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
-                 "%s", msg);
+    cr_assert_eq(spmvport_format_build(fd, A, SPMV_FORMAT_TILE, w, dev ? dev : &none, o, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
 }
 
 /* Automatic deferred COO (above the threshold) only with >= 4 COO tiles per tile row on average: a 3-D-stencil
@@ -344,11 +346,7 @@ Test(tile_variants, default_balance_by_kernel)
         spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
         o.tile_group_tasks = cases[i].group_tasks;
         spmvport_format_data fd;
-        spmv_device_info_t dev;
-        memset(&dev, 0, sizeof dev);
-        char msg[SPMVPORT_MSG_LEN] = "";
-        cr_assert_eq(spmvport_format_build(&fd, cases[i].A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "case %zu: %s", i, msg);
+        build_layout(&fd, cases[i].A, 32, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, i < 5, "case %zu: band plan", i);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BALANCE], cases[i].want, "case %zu", i);
         check_tasks(&fd, "default balance");
@@ -376,10 +374,8 @@ Test(tile_variants, wide_plans_balance_by_tiles)
         memset(&dev, 0, sizeof dev);
         dev.backend = cases[i].backend;
         dev.multiprocessors = cases[i].sms;
-        char msg[SPMVPORT_MSG_LEN] = "";
-        cr_assert_eq(spmvport_format_build(&fd, F, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "case %zu: %s", i, msg);
-        const int64_t rows = (F->m + 15) / 16, tiles = (int64_t)(fd.arrays[SPMVPORT_TILE_A_COL].bytes / sizeof(int32_t));
+        build_layout(&fd, F, 32, &o, &dev);
+        const int64_t rows = (F->m + TD - 1) / TD, tiles = fd.params[SPMVPORT_TILE_P_TILES];
         const int64_t avg15 = (3 * tiles + 2 * rows - 1) / (2 * rows);
         cr_assert(avg15 > 8 && avg15 < 16, "FEM blocks: between the bounds (%lld)", (long long)avg15);
         const int64_t want = cases[i].balance > 0 ? cases[i].balance : cases[i].wide ? avg15 : 8;
@@ -719,12 +715,8 @@ Test(tile_invariants, crafted_selects_every_format)
     for (int prec = 0; prec < 2; prec++) {
         spmv_matrix_t *A = crafted(prec ? SPMV_F64 : SPMV_F32, 3, 0);
         spmvport_format_data fd;
-        spmv_device_info_t dev;
-        memset(&dev, 0, sizeof dev);
         spmv_plan_options_t o = tile_options(32, 0, -1, 0);
-        char msg[SPMVPORT_MSG_LEN];
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, A, 32, &o, NULL);
         int count[SPMVPORT_TILE_NFORMATS] = {0};
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
@@ -733,8 +725,7 @@ Test(tile_invariants, crafted_selects_every_format)
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_variant = 2;
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, A, 32, &o, NULL);
         fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         memset(count, 0, sizeof count);
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
@@ -797,7 +788,7 @@ Test(tile_invariants, band_tiles_with_holes)
     for (int w = 32; w <= 64; w *= 2) {
         spmv_plan_options_t o = tile_options(w, 0, 0, 0);
         spmvport_format_data fd;
-        build_layout(&fd, A, w, &o);
+        build_layout(&fd, A, w, &o, NULL);
         const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data, *col = fd.arrays[SPMVPORT_TILE_A_COL].data;
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         const struct { int32_t tr, tc; int band; } want[] = {{0, 5, 1}, {1, 7, 0}, {2, 9, 0}, {3, 3, 1}};
@@ -837,7 +828,7 @@ Test(tile_invariants, band_plan_needs_band_nonzeros)
     spmv_matrix_t *A = from_list(&t, m, m);
     spmv_plan_options_t o = tile_options(32, 0, 0, 0);
     spmvport_format_data fd;
-    build_layout(&fd, A, 32, &o);
+    build_layout(&fd, A, 32, &o, NULL);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_TILES], 3 * 32, "%s", fd.stats);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "not a band plan (%s)", fd.stats);
     cr_assert_eq(stat_value(fd.stats, "band_tiles"), 0, "%s", fd.stats);
@@ -854,11 +845,7 @@ Test(tile_invariants, stencil_band_tiles)
     for (int w = 32; w <= 64; w *= 2) {
         spmv_plan_options_t o = tile_options(w, 0, 0, 0);
         spmvport_format_data fd;
-        spmv_device_info_t dev;
-        memset(&dev, 0, sizeof dev);
-        char msg[SPMVPORT_MSG_LEN];
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
             cr_assert(SPMVPORT_TILE_IS_BAND(fmt[t]), "tile %lld format %d (%s)", (long long)t, fmt[t], fd.stats);
@@ -866,14 +853,12 @@ Test(tile_invariants, stencil_band_tiles)
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "small plan: one task per warp (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_band_tasks = 8; /* 3 K < W: W = 32 takes at most 8 */
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 8, "%s", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_band_tasks = 0;
         o.tile_inflight = 1; /* explicit: the tile-by-tile kernel, so no band tiles */
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
         for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++)
             cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
@@ -882,24 +867,20 @@ Test(tile_invariants, stencil_band_tiles)
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "no CSR tiles, no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_variant = 1; /* every tile CSR: CSR steps only when asked (measured slower); never with band batches */
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "all-CSR tiles, default: no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = 1;
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 1, "all-CSR tiles, tile_csr_steps 1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = -1;
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "tile_csr_steps -1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o = tile_options(w, 0, 0, 0);
         o.tile_csr_steps = 1; /* band batches: no CSR steps whatever the option */
-        cr_assert_eq(spmvport_format_build(&fd, S, SPMV_FORMAT_TILE, w, &dev, &o, msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, S, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "band batches (%s)", fd.stats);
         spmvport_format_data_free(&fd);
     }
@@ -1084,13 +1065,10 @@ Test(tile_variants, group_tasks)
     spmv_matrix_t *A = stencil5(SPMV_F64); /* band tiles: band batches, and with band_tasks 3 the K-task kernel */
     spmv_plan_options_t o[4] = {a, a, a, a};
     o[1].tile_band_tasks = 3, o[2].tile_group_tasks = -1, o[3].tile_group_tasks = 0; /* 0: on for band plans */
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
-    char msg[SPMVPORT_MSG_LEN] = "", want[32];
+    char want[32];
     for (int k = 0; k < 4; k++) {
         spmvport_format_data fd;
-        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, 32, &dev, &o[k], msg, sizeof msg),
-                     SPMV_STATUS_SUCCESS, "%s", msg);
+        build_layout(&fd, A, 32, &o[k], NULL);
         cr_assert(k != 3 || fd.params[SPMVPORT_TILE_P_BAND_BATCH] > 0, "the stencil is a band plan");
         const int on = k == 0 || k == 3; /* not with K tasks per warp, not when off */
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS], on ? SPMVPORT_TILE_FLAG_GROUP_TASKS : 0, "set %d (%s)", k,

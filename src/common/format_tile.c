@@ -791,20 +791,20 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * 12 (H100). */
     const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
         z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
-    if (st == SPMV_STATUS_SUCCESS && cfg.band && opt->tile_balance == 0 && opt->tile_group_tasks != -1 &&
-        opt->tile_inflight <= 1 && opt->tile_band_tasks <= 1)
-        balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
-    /* Plans without band tiles with at least a wave of tile rows (64 an SM, the most warps an SM holds) take the
-     * same 1.5x, 8 to 16: their warps fill the GPU without splits, and a split costs carries and the fix-up pass.
-     * H100 (session 17, runs GO, GP): fem3d:3:48 (8.75 tiles a tile row, 20736 tile rows, 19044 of them split at 8)
-     * 1.018 / 1.009x cuSPARSE -> 1.047 / 1.033x at 14, fem3d:3:56 0.781 / 0.793x -> 0.907 / 0.814x at 16,
-     * fem3d:3:40 (12000 tile rows) 0.978 / 0.833x -> 1.007 / 0.859x at 16; NotreDame_www 3% slower f64 at 10.
-     * Smaller grids keep 8: 12 on the 55 shared matrices (all but NotreDame_www below a wave) slowed 43 of them,
-     * up to 23% (session 16, run GH: fewer tasks than the GPU holds). */
-    else if (st == SPMV_STATUS_SUCCESS && !cfg.band && opt->tile_balance == 0 && opt->tile_inflight <= 1 &&
-             dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* GPUs: the CPU's are threads */
-             z.tile_rows >= TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors)
-        balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE, TILE_WIDE_BALANCE_MAX);
+    if (st == SPMV_STATUS_SUCCESS && opt->tile_balance == 0 && opt->tile_inflight <= 1) {
+        if (cfg.band && opt->tile_group_tasks != -1 && opt->tile_band_tasks <= 1)
+            balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
+        /* Plans without band tiles with at least a wave of tile rows (64 an SM, the most warps an SM holds) take
+         * the same 1.5x, 8 to 16: their warps fill the GPU without splits, and a split costs carries and the fix-up
+         * pass. H100 (session 17, runs GO, GP): fem3d:3:48 (8.75 tiles a tile row, 20736 tile rows, 19044 of them
+         * split at 8) 1.018 / 1.009x cuSPARSE -> 1.047 / 1.033x at 14, fem3d:3:56 0.781 / 0.793x -> 0.907 / 0.814x
+         * at 16, fem3d:3:40 (12000 tile rows) 0.978 / 0.833x -> 1.007 / 0.859x at 16; NotreDame_www 3% slower f64
+         * at 10. Smaller grids keep 8: 12 on the 55 shared matrices (all but NotreDame_www below a wave) slowed 43
+         * of them, up to 23% (session 16, run GH: fewer tasks than the GPU holds). */
+        else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
+                 z.tile_rows >= TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors)
+            balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE, TILE_WIDE_BALANCE_MAX);
+    }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
