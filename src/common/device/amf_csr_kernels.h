@@ -201,16 +201,22 @@ PORT_DEVICE unsigned amf_pack_rows(const unsigned *c, const int *lr)
     return bits;
 }
 
-/* BITS: the local rows come from amf_pack_rows (rows); otherwise from the window's columns (c) or lr */
-template <typename T, bool PACKED, int ACC, bool BITS>
+/* BITS: the local rows come from amf_pack_rows (rows); otherwise from the window's columns (c) or lr.
+ * SKIP: a slot outside the fold takes local row ACC, so no accumulator adds it; otherwise its product is a
+ * selected +0, which changes no sum (a sum that starts at +0 never is -0). Without the select between them the
+ * compiler fuses each product into its add (one rounding instead of two; the order of the adds is the same).
+ * The general kernel takes SKIP in f32 (session 18, same processes: H200 circuit:5000000, fem3d:3:48,
+ * stencil3d:7:160, kron:20:16 2-4% faster; H100 0.5-2.5%), not in f64, where at its 80-register cap it spilled
+ * 24 bytes (3-10% slower on the H200), nor the one-step kernel (NotreDame_www f32 4% slower). */
+template <typename T, bool PACKED, int ACC, bool BITS, bool SKIP = false>
 PORT_DEVICE void amf_add(T *a, const T *v, const T *xv, const unsigned *c, const int *lr, unsigned rows, unsigned k0,
                          unsigned fb, unsigned fe)
 {
 #pragma unroll
     for (int j = 0; j < AMF_BATCH; j++) {
-        /* a slot outside the fold adds +0, which changes no sum (a sum that starts at +0 never is -0) */
-        const T p = k0 + j >= fb && k0 + j < fe ? v[j] * xv[j] : T(0);
-        const int r = BITS ? (int)((rows >> (2 * j)) & 3u) : PACKED ? (int)(c[j] & 3u) : lr[j];
+        const bool in = k0 + j >= fb && k0 + j < fe;
+        const T p = SKIP || in ? v[j] * xv[j] : T(0);
+        const int r = SKIP && !in ? ACC : BITS ? (int)((rows >> (2 * j)) & 3u) : PACKED ? (int)(c[j] & 3u) : lr[j];
         /* only the entry's own accumulator adds (a predicated add: no select of a zero, 2 instructions fewer per
          * accumulator and slot in f64); the others would add +0, which changes no sum that is never -0 */
 #pragma unroll
@@ -349,9 +355,9 @@ PORT_DEVICE void amf_sub_block(int s, unsigned nnz, int units, int uni_k, int un
                 else amf_load_cols<T, PACKED, CACHE>(ent.c, ent.lr, kn, nnz, cols, local);
             }
             if (VALS == AMF_VALUES_AHEAD)
-                amf_add<T, PACKED, ACC, false>(a, now.v, xv, now.c, now.lr, 0u, k, cur.b, cur.e);
-            else amf_add<T, PACKED, ACC, true>(a, VALS == AMF_VALUES_GATHER ? v : ent.v, xv, now.c, now.lr, rows, k,
-                                              cur.b, cur.e);
+                amf_add<T, PACKED, ACC, false, sizeof(T) == 4>(a, now.v, xv, now.c, now.lr, 0u, k, cur.b, cur.e);
+            else amf_add<T, PACKED, ACC, true, sizeof(T) == 4>(a, VALS == AMF_VALUES_GATHER ? v : ent.v, xv, now.c,
+                                                                now.lr, rows, k, cur.b, cur.e);
             /* AFTER: the next window's values, now that this window's are used */
             if (VALS == AMF_VALUES_AFTER && next) amf_load_vals<T, CACHE>(ent.v, kn, nnz, val);
             if (!more) break;
