@@ -325,9 +325,12 @@ typedef struct spmv_plan_options {
                                   * get otherwise) whenever there is no long row.
                                   * Ignored with amf_resident. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int amf_one_step;            /* 0 = uniform sub-blocks of one step (amf_uniform's automatic choice) run on a
-                                  * lighter kernel: each warp loads its folds' bounds, windows and x once, with no
-                                  * step loop, prefetch or register cap; -1 = the general kernel for them too.
-                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
+                                  * lighter kernel: each warp loads its folds' bounds, entries and x once, with no
+                                  * step loop, prefetch or register cap; a lane takes aligned windows of 8
+                                  * entries where the warps fit in one wave of resident warps, single entries
+                                  * (lanes per fold from the fold length) where they need several waves;
+                                  * 1 = windows always, 2 = single entries always; -1 = the general kernel for
+                                  * them too. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
     int teb_blocks;              /* 0 = block count by minimal variance; else this many blocks */
     /* SPMV_FORMAT_EHYB */

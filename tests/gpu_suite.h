@@ -192,20 +192,22 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
 }
 
 /* amf_csr's sub-block bounds: uniform (taken from the index: automatic on the small corpus, on the one-step kernel
- * and with amf_one_step = -1 on the general one; forced 1 and 2 steps) and read from the arrays (amf_uniform =
- * -1), on the edge corpus, a small road-like grid and a circuit (long rows: always the arrays), f64 and f32; the
- * window loads cached in some variants and streamed in others (amf_window_cache). */
+ * by windows, by entries (amf_one_step = 2) and with amf_one_step = -1 on the general one; forced 1 and 2 steps)
+ * and read from the arrays (amf_uniform = -1), on the edge corpus, a small road-like grid and a circuit (long
+ * rows: always the arrays), f64 and f32; the window loads cached in some variants and streamed in others
+ * (amf_window_cache). */
 Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     /* window loads (amf_window_cache): cached and streamed on both kernels */
-    static const int modes[] = {0, -1, 2, 0, 1}, one_step[] = {0, 0, 0, -1, 0}, cache[] = {1, -1, 1, 1, -1};
+    static const int modes[] = {0, -1, 2, 0, 1, 0, 1}, one_step[] = {0, 0, 0, -1, 0, 2, 2};
+    static const int cache[] = {1, -1, 1, 1, -1, -1, 1};
     static const char *gens[] = {"stencil2d:5:300", "uniform:50000:3", "circuit:200000"};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;
         int n = support_edge_corpus(prec, &cases);
-        for (int v = 0; v < 5; v++) {
+        for (int v = 0; v < 7; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.amf_uniform = modes[v];

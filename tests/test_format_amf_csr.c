@@ -626,7 +626,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_values", offsetof(spmv_plan_options_t, amf_values), {-1, 4}, 2},
         {"amf_resident", offsetof(spmv_plan_options_t, amf_resident), {-1, 9}, 2},
         {"amf_uniform", offsetof(spmv_plan_options_t, amf_uniform), {-2, 17}, 2},
-        {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 1}, 2},
+        {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 3}, 2},
         {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
@@ -723,21 +723,23 @@ Test(amf_csr, invariants_w64) { invariants(64, SPMV_F32); }
 
 /* options.amf_uniform: automatic (0) on small matrices without long rows, never (-1), or forced steps (1..16):
  * the layout invariants (check_sub_blocks checks the implicit bounds against the arrays) and the executor, which
- * takes the bounds from s as the kernel does, against the oracle; long rows keep the grouped sub-blocks. */
-static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int mode, const char *name)
+ * takes the bounds from s as the kernel does, against the oracle; long rows keep the grouped sub-blocks.
+ * one_step: options.amf_one_step (0 automatic, 1 windows, 2 entries), which a one-step layout then follows. */
+static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int mode, int one_step, const char *name)
 {
     spmv_plan_options_t opt = options(w, 0);
     opt.amf_uniform = mode;
+    opt.amf_one_step = one_step;
     spmvport_format_data fd;
     build_with(&fd, A, w, &opt);
     check_layout(&fd, A, name);
     if (mode < 0 || fd.params[AMF_P_LONG_ROWS] > 0) cr_assert_eq(fd.params[AMF_P_UNIFORM], 0, "%s", name);
     if (mode > 0 && fd.params[AMF_P_LONG_ROWS] == 0 && fd.params[AMF_P_UNITS] > 0)
         cr_assert_eq(fd.params[AMF_P_UNIFORM], mode * (w >> fd.params[AMF_P_UNIFORM_LANES]), "%s", name);
-    /* the one-step kernel exactly for uniform sub-blocks of one step */
-    cr_assert_eq(fd.params[AMF_P_ONE_STEP],
-                 fd.params[AMF_P_UNIFORM] > 0 && fd.params[AMF_P_UNIFORM] == (w >> fd.params[AMF_P_UNIFORM_LANES]),
-                 "%s", name);
+    /* the one-step kernel exactly for uniform sub-blocks of one step, by windows or entries as asked */
+    const int one = fd.params[AMF_P_UNIFORM] > 0 && fd.params[AMF_P_UNIFORM] == (w >> fd.params[AMF_P_UNIFORM_LANES]);
+    cr_assert_eq(fd.params[AMF_P_ONE_STEP] != 0, one, "%s", name);
+    if (one && one_step > 0) cr_assert_eq(fd.params[AMF_P_ONE_STEP], one_step, "%s", name);
     check_executor_direct(&fd, A, name);
     spmvport_format_data_free(&fd);
     double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 1);
@@ -771,10 +773,11 @@ Test(amf_csr, uniform_sub_blocks)
         support_case *cases;
         int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
         for (int i = 0; i < n; i++)
-            for (int m = 0; m < 5; m++) uniform_case(ctx, cases[i].A, p ? 64 : 32, modes[m], cases[i].name);
+            for (int m = 0; m < 5; m++)
+                for (int o = 0; o < 3; o++) uniform_case(ctx, cases[i].A, p ? 64 : 32, modes[m], o, cases[i].name);
         support_cases_free(cases, n);
         spmv_matrix_t *L = long_row_matrix(p ? SPMV_F32 : SPMV_F64);
-        uniform_case(ctx, L, 32, 1, "long rows");
+        uniform_case(ctx, L, 32, 1, 2, "long rows");
         spmv_matrix_destroy(L);
     }
     /* a small road-like matrix (launch-floor size): automatic uniform sub-blocks of one step; irregular folds
@@ -783,12 +786,15 @@ Test(amf_csr, uniform_sub_blocks)
     for (int i = 0; i < 3; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, gens[i], SPMV_F64, 5), SPMV_STATUS_SUCCESS, "%s", gens[i]);
-        for (int m = 0; m < 5; m++) uniform_case(ctx, A, 32, modes[m], gens[i]);
+        for (int m = 0; m < 5; m++)
+            for (int o = 0; o < 3; o++) uniform_case(ctx, A, 32, modes[m], o, gens[i]);
         spmvport_format_data fd;
         spmv_plan_options_t opt = options(32, 0);
         build_with(&fd, A, 32, &opt);
-        if (fd.params[AMF_P_LONG_ROWS] == 0 && i < 2)
+        if (fd.params[AMF_P_LONG_ROWS] == 0 && i < 2) { /* one wave of one-step warps: by windows */
             cr_assert_eq(fd.params[AMF_P_UNIFORM], 32 >> fd.params[AMF_P_UNIFORM_LANES], "%s: one step", gens[i]);
+            cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s: by windows", gens[i]);
+        }
         spmvport_format_data_free(&fd);
         opt.amf_one_step = -1; /* the same layout on the general kernel */
         build_with(&fd, A, 32, &opt);
@@ -804,8 +810,22 @@ Test(amf_csr, uniform_sub_blocks)
     automatic_layout("stencil3d:7:64", 5, 0, 0);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
-     * whose modelled total is less (NotreDame_www) */
-    cr_assert_gt(automatic_layout("uniform:200000:2", 5, 16, 1), 2592, "uniform:200000:2: many waves");
+     * whose modelled total is less (NotreDame_www), which run by entries at the lanes for 2 entries a lane (4) */
+    cr_assert_gt(automatic_layout("uniform:200000:2", 5, 8, 2), 2592, "uniform:200000:2: many waves");
+    /* fixed lanes stay fixed by entries too */
+    {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "uniform:200000:2", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t opt = options(32, 0);
+        opt.amf_lanes = 2;
+        spmvport_format_data fd;
+        build_with(&fd, A, 32, &opt);
+        cr_assert_eq(fd.params[AMF_P_ONE_STEP], 2, "%s", fd.stats);
+        cr_assert_eq(fd.params[AMF_P_UNIFORM_LANES], 1, "%s", fd.stats);
+        check_executor_direct(&fd, A, "uniform:200000:2, 2 lanes by entries");
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
     spmv_context_destroy(ctx);
 }
 

@@ -42,6 +42,7 @@
                                  * grouping at AMF_WAVES); unmeasured on a GPU yet, hence 0 */
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_CHAIN 12            /* the lane model's chain before a warp's first add, in quarter round trips */
+#define AMF_ENTRY_LOAD 2        /* entries a lane of the one-step kernel by entries takes from an average fold */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -140,9 +141,10 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "(uniform sub-blocks of that many steps)", opt->amf_uniform, AMF_MAX_STEPS);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_one_step < -1 || opt->amf_one_step > 0) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_one_step = %d; expected 0 (the one-step kernel for uniform "
-                     "sub-blocks of one step) or -1 (the general kernel)", opt->amf_one_step);
+    if (opt->amf_one_step < -1 || opt->amf_one_step > 2) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_one_step = %d; expected 0 (automatic: the one-step kernel for "
+                     "uniform sub-blocks of one step), -1 (the general kernel), 1 (one-step, windows) or 2 "
+                     "(one-step, one entry a lane)", opt->amf_one_step);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->amf_window_cache < -1 || opt->amf_window_cache > 1) {
@@ -197,7 +199,9 @@ typedef struct {
     int32_t units, folds, long_rows, sub_blocks, pieces, multi;
     int32_t uni_k;           /* uniform sub-blocks: units per sub-block (0: sub-blocks as grouped) */
     int uni_lg;              /* uniform sub-blocks: log2 of their lanes per fold */
-    int one_step;            /* 1: uniform sub-blocks of one step, run on the one-step kernel (options.amf_one_step) */
+    int one_step;            /* uniform sub-blocks of one step on the one-step kernel (options.amf_one_step): 1 by
+                              * windows, 2 by entries; 0: the general kernel */
+    int many_waves;          /* choose_uniform's one-step layout needs many waves of resident warps */
     int window_cache;        /* 1: cached window loads (options.amf_window_cache, AMF_CACHE_REREAD_PCT) */
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
@@ -422,6 +426,24 @@ static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32
     }
 }
 
+/* Uniform sub-blocks of k folds at 2^lg lanes: sub-block s is folds [s k, min(s k + k, folds)). Rewrites sub_unit
+ * and lanes (room for 2 x folds and folds). */
+static void set_uniform(amf_plan *p, const int32_t *fold_ptr, int32_t *sub_unit, uint8_t *lanes, int lg, int64_t k)
+{
+    int64_t widest = 0;
+    p->sub_blocks = (int32_t)((p->folds + k - 1) / k); /* k >= 1: at most folds sub-blocks */
+    for (int32_t s = 0; s < p->sub_blocks; s++) {
+        const int64_t b = s * k, e = b + k < p->folds ? b + k : p->folds;
+        sub_unit[2 * s] = (int32_t)b;
+        sub_unit[2 * s + 1] = (int32_t)e;
+        lanes[s] = (uint8_t)lg;
+        if (fold_ptr[e] - fold_ptr[b] > widest) widest = fold_ptr[e] - fold_ptr[b];
+    }
+    p->uni_k = (int32_t)k;
+    p->uni_lg = lg;
+    p->t_l = widest; /* T_l stays a bound on a sub-block's entries */
+}
+
 /* Many-wave one-step layouts (below): the modelled total of the warps at 2^lg lanes per fold, in quarter round
  * trips. A warp of r rounds costs its first round as a step of the general kernel (4 + 1 for the reduction and
  * stores) and 8 for each further one (the one-step kernel loads no window ahead: columns, then x, two round trips),
@@ -515,18 +537,19 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
         }
     }
     if (best == 0) return;
-    int64_t widest = 0;
-    p->sub_blocks = (int32_t)((p->folds + k - 1) / k); /* k >= 1: at most folds sub-blocks */
-    for (int32_t s = 0; s < p->sub_blocks; s++) {
-        const int64_t b = s * k, e = b + k < p->folds ? b + k : p->folds;
-        sub_unit[2 * s] = (int32_t)b;
-        sub_unit[2 * s + 1] = (int32_t)e;
-        lanes[s] = (uint8_t)best;
-        if (fold_ptr[e] - fold_ptr[b] > widest) widest = fold_ptr[e] - fold_ptr[b];
-    }
-    p->uni_k = (int32_t)k;
-    p->uni_lg = best;
-    p->t_l = widest; /* T_l stays a bound on a sub-block's entries */
+    p->many_waves = (p->folds + (p->w >> best) - 1) / (p->w >> best) > resident;
+    set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
+}
+
+/* log2 of the lanes per fold of the one-step kernel by entries (AMF_P_ONE_STEP = 2): the fewest, a power of two in
+ * [2, W], that leave a fold of average length at most AMF_ENTRY_LOAD entries a lane. NotreDame_www (7.4 entries a
+ * fold; H100, session 19, f64 / f32 us): 2 lanes 12.7 / 10.2, 4 lanes 11.5 / 9.8, 8 lanes 12.9 / 11.3. */
+static int entry_lanes_log2(const amf_plan *p)
+{
+    const double avg = p->folds > 0 ? (double)p->short_nnz / p->folds : 0.0;
+    int lg = 1;
+    while (lg < p->w_log2 && (double)(AMF_ENTRY_LOAD << lg) < avg) lg++;
+    return lg;
 }
 
 /* ==================================================================================================== */
@@ -644,13 +667,15 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
 /* ==================================================================================================== */
 
 /* Slot utilisation of the short-row path, walked as the kernel walks it: per step, every lane of the warp runs
- * as many rounds as the step's longest fold needs (at least one), each round one window of AMF_BATCH slots.
- * *slot_use = short entries / slots of all rounds; *window_use = short entries / slots of the windows the folds
- * span (the rest of those windows belongs to neighbouring folds: loaded, masked). 1 when there is nothing. */
+ * as many rounds as the step's longest fold needs (at least one), each round one window of AMF_BATCH slots (the
+ * one-step kernel by entries: one entry, slot = 1). *slot_use = short entries / slots of all rounds;
+ * *window_use = short entries / slots of the windows the folds span (the rest of those windows belongs to
+ * neighbouring folds: loaded, masked). 1 when there is nothing. */
 static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes,
                        double *slot_use, double *window_use)
 {
     int64_t rounds = 0, windows = 0, entries = 0; /* rounds x W x 8 < 2^63: windows <= nnz, rounds <= steps x nnz */
+    const int slot = p->one_step == 2 ? 1 : AMF_BATCH;
 #pragma omp parallel for schedule(dynamic, 1024) reduction(+ : rounds, windows, entries) if (p->sub_blocks > 4096)
     for (int32_t s = 0; s < p->sub_blocks; s++) {
         const int32_t b = sub_unit[2 * s], e = sub_unit[2 * s + 1], side = p->w >> lanes[s];
@@ -658,15 +683,15 @@ static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t
         for (int32_t base = b; base < e; base += side) {
             int64_t most = 1;
             for (int32_t u = base; u < e && u < base + side; u++) {
-                const int64_t fw = fold_windows(fold_ptr, u);
+                const int64_t fw = fold_windows(fold_ptr, u), n = slot == 1 ? fold_ptr[u + 1] - fold_ptr[u] : fw;
                 windows += fw;
                 entries += fold_ptr[u + 1] - fold_ptr[u];
-                if ((fw + l - 1) / l > most) most = (fw + l - 1) / l;
+                if ((n + l - 1) / l > most) most = (n + l - 1) / l;
             }
             rounds += most;
         }
     }
-    *slot_use = rounds > 0 ? (double)entries / ((double)rounds * p->w * AMF_BATCH) : 1.0;
+    *slot_use = rounds > 0 ? (double)entries / ((double)rounds * p->w * slot) : 1.0;
     *window_use = windows > 0 ? (double)entries / ((double)windows * AMF_BATCH) : 1.0;
 }
 
@@ -795,8 +820,19 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
     choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, fold_ptr, sub_unit, lanes);
-    /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1) */
-    p.one_step = opt->amf_one_step == 0 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg);
+    /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
+     * the warps fit in one wave (launch floor: each lane's window is one round trip), by entries where they need
+     * many waves (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the fold length (unless fixed
+     * by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8 f32, at 4 lanes instead of
+     * windows at 2 */
+    if (opt->amf_one_step != -1 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg)) {
+        const int entries = opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.many_waves);
+        p.one_step = entries ? 2 : 1;
+        if (entries && p.lanes_log2 == 0) {
+            const int lg = entry_lanes_log2(&p);
+            set_uniform(&p, fold_ptr, sub_unit, lanes, lg, p.w >> lg);
+        }
+    }
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 

@@ -61,8 +61,10 @@ enum {
                             * one lane count (no long rows): the kernel then derives its bounds from s and loads
                             * neither sub_unit nor sub_lanes (one memory round trip fewer); 0: read the arrays */
     AMF_P_UNIFORM_LANES = 17, /* log2 of the lanes per fold of every sub-block when AMF_P_UNIFORM > 0 */
-    AMF_P_ONE_STEP = 18,      /* 1: uniform sub-blocks of one step (AMF_P_UNIFORM = W >> AMF_P_UNIFORM_LANES) run
-                               * on the one-step kernel (options.amf_one_step); 0: the general kernel */
+    AMF_P_ONE_STEP = 18,      /* uniform sub-blocks of one step (AMF_P_UNIFORM = W >> AMF_P_UNIFORM_LANES) run on
+                               * the one-step kernel (options.amf_one_step): 1 by windows (lane l of a fold's L
+                               * takes its aligned windows l, l + L, ...), 2 by entries (its entries l, l + L,
+                               * ...); 0: the general kernel */
     AMF_P_WINDOW_CACHE = 19   /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
                                * (options.amf_window_cache; no effect on the layout) */
 };

@@ -410,12 +410,22 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
 
 /* Uniform sub-blocks of one step (AMF_P_ONE_STEP, options.amf_one_step): warp s takes units [s G, s G + G),
  * G = W / L, one fold per group of L lanes, and nothing else: its folds' bounds (and row ends, loaded, not
- * shuffled), then its windows (columns and values in one round trip), then their x, the adds, the butterfly and
+ * shuffled), then its entries (columns and values in one round trip), then their x, the adds, the butterfly and
  * the stores. That is CSR-vector's chain of three round trips, without the general kernel's step loop, bounds
  * two steps ahead, next-window loads, lane-0 shuffles and register cap: at the launch floor a warp lasts as long
- * as that serial path. Lane l takes windows l, l + L, ... of its fold (one where every fold spans at most L
- * windows, what the builder picks), in the order of the general kernel and the CPU executor. */
-template <int W, typename T, bool PACKED, int ACC, bool CACHE>
+ * as that serial path. Lane l takes, in the order of the CPU executor:
+ *   BY_ENTRY false (AMF_P_ONE_STEP = 1)  windows l, l + L, ... of its fold (one where every fold spans at most L
+ *                                        windows, what the builder picks for one wave of warps), as the general
+ *                                        kernel does;
+ *   BY_ENTRY true (AMF_P_ONE_STEP = 2)   entries l, l + L, ... of its fold, one at a time, each product fused into
+ *                                        its row's accumulator. A window's slots cost their in-fold tests and one
+ *                                        add per accumulator whether they hold an entry of the fold or not; on
+ *                                        short, uneven folds (NotreDame_www: 7.4 entries, 2.6 rows) most of them do
+ *                                        not (ncu, session 18: 501 warp instructions a warp of 16 folds against
+ *                                        csr_vector's 98 a warp of 16 rows). By entry, a lane executes only the
+ *                                        fold's own entries (the builder picks L for about 2 a lane): 13.7 -> 11.5
+ *                                        us f64 there (H100, session 19), where the warps need many waves. */
+template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     amf_csr_step_kernel(int subs, unsigned nnz, int units, int lg, const int *__restrict__ fold_row,
                         const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
@@ -436,8 +446,19 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     T a[ACC];
 #pragma unroll
     for (int i = 0; i < ACC; i++) a[i] = T(0);
+    if (BY_ENTRY) { /* k < 2^31 + W: no wrap */
+        for (unsigned k = b + (unsigned)l; k < e; k += (unsigned)lanes) {
+            const unsigned c = amf_ld_window<CACHE>(cols + k);
+            const T v = amf_ld_window<CACHE>(val + k);
+            const int r = PACKED ? (int)(c & 3u) : (int)amf_ld_window<CACHE>(local + k);
+            const T xv = port_ldg(x + (PACKED ? c >> 2 : c));
+#pragma unroll
+            for (int i = 0; i < ACC; i++)
+                if (r == i) a[i] += v * xv;
+        }
+    }
     /* k < 2^31 + 8W: no wrap */
-    for (unsigned k = (b / B + (unsigned)l) * B; b < e && k < e; k += (unsigned)(B << lg)) {
+    for (unsigned k = (b / B + (unsigned)l) * B; !BY_ENTRY && b < e && k < e; k += (unsigned)(B << lg)) {
         amf_window<T> w;
         T xv[B];
         amf_load_window<T, PACKED, CACHE>(w, k, nnz, cols, local, val);
@@ -491,7 +512,8 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
                                     prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
                                                                 prm[AMF_P_UNIFORM])))
         return "uniform sub-blocks inconsistent with the layout";
-    if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] != 1 || prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
+    if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] < 0 || prm[AMF_P_ONE_STEP] > 2 ||
+                                     prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
         return "one-step kernel without one-step uniform sub-blocks";
     if (fd->arrays[AMF_A_FOLD_ROW].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)prm[AMF_P_UNITS] + 1) * sizeof(int32_t) ||
@@ -560,9 +582,14 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         else by_vals(std::integral_constant<int, 0>());
     };
     auto launch_step = [&](auto packed, auto acc, auto cached) { /* one-step uniform plans: no long rows, no fix-up */
-        PORT_LAUNCH(grid, amf_block, 0, s,
-                    amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value, decltype(cached)::value>)
-        (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
+        auto go = [&](auto by_entry) {
+            PORT_LAUNCH(grid, amf_block, 0, s,
+                        amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value,
+                                            decltype(cached)::value, decltype(by_entry)::value>)
+            (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
+        };
+        if (prm[AMF_P_ONE_STEP] == 2) go(std::true_type());
+        else go(std::false_type());
     };
     auto by_kernel = [&](auto packed, auto acc, auto cached) {
         if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc, cached);
