@@ -806,8 +806,11 @@ Test(amf_csr, uniform_sub_blocks)
      * graph as wiki-Vote, would take one fold a warp at 32 lanes (slowest step 17 quarters, as the grouped
      * layout's slowest sub-block) for 1.4x the grouped layout's modelled total */
     automatic_layout("kron:11:16", 42, 0, 0);
-    /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps stays grouped by T_l */
-    automatic_layout("stencil3d:7:64", 5, 0, 0);
+    /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps: many waves of one-step warps
+     * by windows where the folds are short (the 7-point stencil's 4-row folds span 4 windows: 4 lanes, 8 folds a
+     * warp), grouped by T_l where they are long (banded:170000:10: 4-row folds of 84 entries, 11 windows) */
+    cr_assert_gt(automatic_layout("stencil3d:7:64", 5, 8, 1), 2592, "stencil3d:7:64: many waves");
+    automatic_layout("banded:170000:10", 5, 0, 0);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
      * whose modelled total is less (NotreDame_www), which run by entries at the lanes for 2 entries a lane (4) */

@@ -13,8 +13,9 @@
  *      per sub-block: the count with the least modelled time (memory round trips of one aligned window of
  *      AMF_BATCH entries per lane, per step) for its fold lengths; options.amf_resident = k instead cuts k x (the
  *      warps resident at once) sub-blocks of equal weight (group_one_wave);
- *      on launch-floor matrices without long rows, uniform sub-blocks of one step at one lane count instead
- *      (choose_uniform, options.amf_uniform), whose bounds the kernel derives from the sub-block's index;
+ *      on matrices without long rows, uniform sub-blocks of one step at one lane count instead where they fit in
+ *      one wave (launch floor), where T_l is at its floor or where the folds are short (at most AMF_WAVE_WINDOWS
+ *      windows) (choose_uniform, options.amf_uniform), whose bounds the kernel derives from the sub-block's index;
  *   4. cut long rows into pieces of AMF_BLOCK * AMF_PIECE_PER_THREAD entries, one thread block each;
  *   5. merge each fold's entries by column (parallel over units) and gather the values through value_map.
  * Every size is checked against int32; nothing is printed; on failure the caller frees fd (which owns every array
@@ -43,6 +44,7 @@
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_CHAIN 12            /* the lane model's chain before a warp's first add, in quarter round trips */
 #define AMF_ENTRY_LOAD 2        /* entries a lane of the one-step kernel by entries takes from an average fold */
+#define AMF_WAVE_WINDOWS 8      /* many waves of one-step warps by windows: folds of at most this many windows */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -201,7 +203,8 @@ typedef struct {
     int uni_lg;              /* uniform sub-blocks: log2 of their lanes per fold */
     int one_step;            /* uniform sub-blocks of one step on the one-step kernel (options.amf_one_step): 1 by
                               * windows, 2 by entries; 0: the general kernel */
-    int many_waves;          /* choose_uniform's one-step layout needs many waves of resident warps */
+    int short_waves;         /* choose_uniform's one-step layout: many waves of the shortest folds (T_l at its
+                              * floor), which run by entries (amf_one_step 0) */
     int window_cache;        /* 1: cached window loads (options.amf_window_cache, AMF_CACHE_REREAD_PCT) */
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
@@ -476,6 +479,29 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
     return total;
 }
 
+/* Many waves of one-step warps by windows, on matrices without long rows whose one-step warps do not fit in one
+ * wave and whose T_l is above its floor: log2 of the lanes per fold, or 0 (grouped sub-blocks) where the folds span
+ * more than AMF_WAVE_WINDOWS aligned windows on average. The lanes: the fewest, a power of two in [4, W] (fixed by
+ * amf_lanes), that leave at most 2 of an average fold's windows a lane. Measured against the grouped layout (H100,
+ * session 19, ms f64 / f32, the grouped layout -> one step at 2 / 4 / 8 lanes): stencil3d:7:160 (4.0 windows a
+ * fold) 0.1828 / 0.1138 -> 0.1555 / 0.1031, 0.1580 / 0.1025, 0.1980 / 0.1335; uniform:2000000:16 (8.0) 0.3253 /
+ * 0.3000 -> 0.3311 / 0.3014, 0.3075 / 0.2776, 0.3053 / 0.2754; uniform:2000000:4 (2.0) 0.0861 / 0.0759 -> 0.0913 /
+ * 0.0771, 0.0842 / 0.0734, 0.0915 / 0.0745; lp:2000000:2000000:5 (3.4) 0.1276 / 0.0979 -> 0.1364 / 0.1001, 0.1058 /
+ * 0.0908, 0.1074 / 0.0920; stencil2d:5:1400 (3.5) 0.0748 / 0.0499 -> 0.0680 / 0.0445, 0.0689 / 0.0457, 0.0928 /
+ * 0.0645; uniform:1000000:3 (2.0) 0.0366 / 0.0313 -> 0.0376 / 0.0303, 0.0375 / 0.0301, 0.0455 / 0.0325 (the one
+ * loss, 2.5% in f64). fem3d:3:48 (40 windows a fold) stays grouped: unmeasured at 16 and 32 lanes. */
+static int wave_lanes_log2(const amf_plan *p, const int32_t *fold_ptr)
+{
+    int64_t windows = 0;
+    for (int32_t u = 0; u < p->folds; u++) windows += fold_windows(fold_ptr, u);
+    const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
+    if (avg > AMF_WAVE_WINDOWS || p->w_log2 < 2) return 0;
+    if (p->lanes_log2 > 0) return p->lanes_log2;
+    int lg = 2;
+    while (lg < p->w_log2 && (double)(2 << lg) < avg) lg++;
+    return lg;
+}
+
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
  * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
@@ -488,7 +514,9 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
  * slowest step no shorter than the grouped layout's slowest sub-block, times those waves), if its modelled total
  * (one_step_total) is no more than the grouped layout's (grouped_total); when no lane count fits one wave but T_l
  * is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total, kept if
- * no more than the grouped layout's. Rewrites sub_unit and lanes (room for 2 x folds and folds). */
+ * no more than the grouped layout's; otherwise, where the folds span at most AMF_WAVE_WINDOWS aligned windows on
+ * average, many waves of one-step warps at the fewest lanes, at least 4, that leave at most 2 of an average
+ * fold's windows a lane (wave_lanes_log2). Rewrites sub_unit and lanes (room for 2 x folds and folds). */
 static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
                            int32_t *sub_unit, uint8_t *lanes)
 {
@@ -536,8 +564,12 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
             }
         }
     }
+    p->short_waves = best > 0 && mode == 0 && (p->folds + (p->w >> best) - 1) / (p->w >> best) > resident;
+    if (mode == 0 && best == 0) {
+        best = wave_lanes_log2(p, fold_ptr);
+        k = best > 0 ? p->w >> best : 0;
+    }
     if (best == 0) return;
-    p->many_waves = (p->folds + (p->w >> best) - 1) / (p->w >> best) > resident;
     set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
 }
 
@@ -826,7 +858,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8 f32, at 4 lanes instead of
      * windows at 2 */
     if (opt->amf_one_step != -1 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg)) {
-        const int entries = opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.many_waves);
+        const int entries = opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.short_waves);
         p.one_step = entries ? 2 : 1;
         if (entries && p.lanes_log2 == 0) {
             const int lg = entry_lanes_log2(&p);
