@@ -230,6 +230,37 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* amf_csr's one-step kernel by windows with long rows (many waves of one-step warps whose sub-blocks span the long
+ * units, computed by their pieces' blocks in the same launch): a circuit with dense lines, 75000 folds, 9375 warps
+ * of 4 lanes a fold, more than a device of up to 146 multiprocessors holds at once (64 warps each); f64 and f32. */
+Test(SUITE, amf_csr_long_rows_one_step, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t info;
+    cr_assert_eq(spmv_context_get_info(ctx, &info), SPMV_STATUS_SUCCESS);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "circuit:300000", prec, 7), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        spmv_plan_t *plan = NULL;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &o), SPMV_STATUS_SUCCESS, "%s",
+                     spmv_last_error(ctx));
+        spmv_plan_info_t pi;
+        spmv_plan_get_info(plan, &pi);
+        if ((int64_t)info.multiprocessors * (2048 / info.warp_size) < 9375 && info.warp_size == 32)
+            cr_assert(strstr(pi.stats, "one_step=1") != NULL && strstr(pi.stats, "long_rows=0;") == NULL &&
+                          strstr(pi.stats, ";uniform=8;") != NULL,
+                      "circuit:300000: %s", pi.stats);
+        spmv_plan_destroy(plan);
+        double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "circuit:300000", A, 1);
+        cr_assert(r >= 0, "circuit:300000: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* hbp's residency variants (hbp_ctas, some spill) and 2 steps per trip on the edge corpus, and hot columns
  * (hbp_hot: x at the most read columns in shared memory) on a power-law graph with 32-bit columns, f64 and f32. */
 Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)

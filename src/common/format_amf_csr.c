@@ -190,6 +190,7 @@ typedef struct {
     int64_t win_cap;         /* adaptive folds span at most this many aligned windows (0: no cap) */
     int lanes_log2;          /* options.amf_lanes as log2, capped at W; 0: chosen per sub-block */
     int waves;               /* waves of resident warps the sub-blocks aim at */
+    int waves_set;           /* options.amf_waves asked for T_l grouping at that many waves */
     int min_blocks;          /* blocks the kernel is capped for (0: none, 3 or 4): the kernel variant, a param */
     int values;              /* AMF_VALUES_*: when the kernel loads a window's values, a param */
     int resident;            /* options.amf_resident: waves of equal sub-blocks (0: T_l grouping) */
@@ -429,14 +430,15 @@ static void choose_lanes(const amf_plan *p, const int32_t *fold_ptr, const int32
     }
 }
 
-/* Uniform sub-blocks of k folds at 2^lg lanes: sub-block s is folds [s k, min(s k + k, folds)). Rewrites sub_unit
- * and lanes (room for 2 x folds and folds). */
+/* Uniform sub-blocks of k units at 2^lg lanes: sub-block s is units [s k, min(s k + k, units)), long rows included
+ * (only on the one-step kernel by windows, which leaves them to their pieces' blocks). Rewrites sub_unit and lanes
+ * (room for 2 x units and units). */
 static void set_uniform(amf_plan *p, const int32_t *fold_ptr, int32_t *sub_unit, uint8_t *lanes, int lg, int64_t k)
 {
     int64_t widest = 0;
-    p->sub_blocks = (int32_t)((p->folds + k - 1) / k); /* k >= 1: at most folds sub-blocks */
+    p->sub_blocks = (int32_t)((p->units + k - 1) / k); /* k >= 1 */
     for (int32_t s = 0; s < p->sub_blocks; s++) {
-        const int64_t b = s * k, e = b + k < p->folds ? b + k : p->folds;
+        const int64_t b = s * k, e = b + k < p->units ? b + k : p->units;
         sub_unit[2 * s] = (int32_t)b;
         sub_unit[2 * s + 1] = (int32_t)e;
         lanes[s] = (uint8_t)lg;
@@ -479,10 +481,17 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
     return total;
 }
 
-/* Many waves of one-step warps by windows, on matrices without long rows whose one-step warps do not fit in one
- * wave and whose T_l is above its floor: log2 of the lanes per fold, or 0 (grouped sub-blocks) where the folds span
- * more than AMF_WAVE_WINDOWS aligned windows on average. The lanes: the fewest, a power of two in [4, W] (fixed by
- * amf_lanes), that leave at most 2 of an average fold's windows a lane. Measured against the grouped layout (H100,
+/* Many waves of one-step warps by windows (choose_uniform, automatic mode, without amf_waves): log2 of the lanes per
+ * fold, or 0 (grouped sub-blocks) where the folds span more than AMF_WAVE_WINDOWS aligned windows on average or
+ * the one-step warps at those lanes would not outnumber the warps the device holds at once (multiprocessors x
+ * 2048 / W, whatever the kernel variant's registers: the variant options leave the layout alone). Long rows may
+ * be among the units (the one-step kernel by windows leaves them to their pieces' blocks). The lanes (unless fixed
+ * by amf_lanes): the power of two in [4, W] whose warps need the fewest rounds in all (a warp's rounds: its
+ * longest fold's windows over the lanes), ties to fewer lanes; fewer than 4 lanes were no faster where they tie
+ * and slower elsewhere. Skewed folds take more lanes: kron:20:16 (7.7 windows a fold on average) 4 lanes 0.3049 /
+ * 0.2608 ms, 8 lanes (the rule's) 0.2822 / 0.2525, 16 lanes 0.2912 / 0.2508, grouped 0.2929 / 0.2564; circuit:5000000
+ * (3.4, with long rows) 4 lanes (the rule's) 0.2396 / 0.1360, 8 lanes 0.3167 / 0.1814, grouped 0.2523 / 0.1519.
+ * Measured against the grouped layout (H100,
  * session 19, ms f64 / f32, the grouped layout -> one step at 2 / 4 / 8 lanes): stencil3d:7:160 (4.0 windows a
  * fold) 0.1828 / 0.1138 -> 0.1555 / 0.1031, 0.1580 / 0.1025, 0.1980 / 0.1335; uniform:2000000:16 (8.0) 0.3253 /
  * 0.3000 -> 0.3311 / 0.3014, 0.3075 / 0.2776, 0.3053 / 0.2754; uniform:2000000:4 (2.0) 0.0861 / 0.0759 -> 0.0913 /
@@ -490,16 +499,37 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
  * 0.0908, 0.1074 / 0.0920; stencil2d:5:1400 (3.5) 0.0748 / 0.0499 -> 0.0680 / 0.0445, 0.0689 / 0.0457, 0.0928 /
  * 0.0645; uniform:1000000:3 (2.0) 0.0366 / 0.0313 -> 0.0376 / 0.0303, 0.0375 / 0.0301, 0.0455 / 0.0325 (the one
  * loss, 2.5% in f64). fem3d:3:48 (40 windows a fold) stays grouped: unmeasured at 16 and 32 lanes. */
-static int wave_lanes_log2(const amf_plan *p, const int32_t *fold_ptr)
+static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, const int32_t *fold_row,
+                           const int32_t *fold_ptr)
 {
+    if (p->waves_set || p->w_log2 < 2) return 0; /* amf_waves asks for T_l grouping */
     int64_t windows = 0;
-    for (int32_t u = 0; u < p->folds; u++) windows += fold_windows(fold_ptr, u);
+    for (int32_t u = 0; u < p->units; u++)
+        if (!unit_is_long(fold_row, fold_ptr, u)) windows += fold_windows(fold_ptr, u);
     const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
-    if (avg > AMF_WAVE_WINDOWS || p->w_log2 < 2) return 0;
-    if (p->lanes_log2 > 0) return p->lanes_log2;
-    int lg = 2;
-    while (lg < p->w_log2 && (double)(2 << lg) < avg) lg++;
-    return lg;
+    if (avg > AMF_WAVE_WINDOWS) return 0;
+    int lg = p->lanes_log2;
+    int64_t least = 0;
+    for (int g = 2; g <= p->w_log2 && p->lanes_log2 == 0; g++) { /* the rounds of all warps at 2^g lanes */
+        const int32_t side = p->w >> g;
+        int64_t rounds = 0;
+        for (int32_t b = 0; b < p->units; b += side) {
+            int64_t most = 1;
+            for (int32_t u = b; u < p->units && u < b + side; u++) {
+                const int64_t need = unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << g) - 1) >> g;
+                if (need > most) most = need;
+            }
+            rounds += most;
+        }
+        if (lg == 0 || rounds < least) {
+            lg = g;
+            least = rounds;
+        }
+    }
+    /* more warps than the device holds at once, whatever the kernel's registers (so that the kernel variant
+     * options leave the layout alone) */
+    const int64_t side = p->w >> lg, most = (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / p->w);
+    return (p->units + side - 1) / side > most ? lg : 0;
 }
 
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
@@ -516,12 +546,17 @@ static int wave_lanes_log2(const amf_plan *p, const int32_t *fold_ptr)
  * is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total, kept if
  * no more than the grouped layout's; otherwise, where the folds span at most AMF_WAVE_WINDOWS aligned windows on
  * average, many waves of one-step warps at the fewest lanes, at least 4, that leave at most 2 of an average
- * fold's windows a lane (wave_lanes_log2). Rewrites sub_unit and lanes (room for 2 x folds and folds). */
-static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, const int32_t *fold_ptr,
-                           int32_t *sub_unit, uint8_t *lanes)
+ * fold's windows a lane (wave_lanes_log2). Rewrites sub_unit and lanes (room for 2 x units and units). */
+static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, int one_step,
+                           const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit, uint8_t *lanes)
 {
-    if (mode < 0 || p->long_rows > 0 || p->folds == 0 || p->parts > 0) return;
+    if (mode < 0 || p->folds == 0 || p->parts > 0) return;
     const int64_t resident = (int64_t)device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
+    if (p->long_rows > 0) { /* only many waves of one-step warps by windows, which leave long units to their pieces */
+        const int lg = mode == 0 && (one_step == 0 || one_step == 1) ? wave_lanes_log2(p, dev, fold_row, fold_ptr) : 0;
+        if (lg > 0) set_uniform(p, fold_ptr, sub_unit, lanes, lg, p->w >> lg);
+        return;
+    }
     const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
     int best = 0;
     int64_t best_cost = 0, k = 0;
@@ -566,7 +601,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     }
     p->short_waves = best > 0 && mode == 0 && (p->folds + (p->w >> best) - 1) / (p->w >> best) > resident;
     if (mode == 0 && best == 0) {
-        best = wave_lanes_log2(p, fold_ptr);
+        best = wave_lanes_log2(p, dev, fold_row, fold_ptr);
         k = best > 0 ? p->w >> best : 0;
     }
     if (best == 0) return;
@@ -703,8 +738,8 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
  * one-step kernel by entries: one entry, slot = 1). *slot_use = short entries / slots of all rounds;
  * *window_use = short entries / slots of the windows the folds span (the rest of those windows belongs to
  * neighbouring folds: loaded, masked). 1 when there is nothing. */
-static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t *sub_unit, const uint8_t *lanes,
-                       double *slot_use, double *window_use)
+static void slot_stats(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, const int32_t *sub_unit,
+                       const uint8_t *lanes, double *slot_use, double *window_use)
 {
     int64_t rounds = 0, windows = 0, entries = 0; /* rounds x W x 8 < 2^63: windows <= nnz, rounds <= steps x nnz */
     const int slot = p->one_step == 2 ? 1 : AMF_BATCH;
@@ -715,6 +750,7 @@ static void slot_stats(const amf_plan *p, const int32_t *fold_ptr, const int32_t
         for (int32_t base = b; base < e; base += side) {
             int64_t most = 1;
             for (int32_t u = base; u < e && u < base + side; u++) {
+                if (unit_is_long(fold_row, fold_ptr, u)) continue; /* inside uniform sub-blocks: an empty fold */
                 const int64_t fw = fold_windows(fold_ptr, u), n = slot == 1 ? fold_ptr[u + 1] - fold_ptr[u] : fw;
                 windows += fw;
                 entries += fold_ptr[u + 1] - fold_ptr[u];
@@ -793,6 +829,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.fixed = opt->amf_fixed_fold > 0 ? opt->amf_fixed_fold : 0;
     p.lanes_log2 = opt->amf_lanes > 0 ? log2_int(opt->amf_lanes < p.w ? opt->amf_lanes : p.w) : 0;
     p.waves = opt->amf_waves > 0 ? opt->amf_waves : AMF_WAVES;
+    p.waves_set = opt->amf_waves > 0;
     /* an explicit amf_waves asks for T_l grouping, an explicit amf_resident for equal sub-blocks */
     p.resident = opt->amf_resident > 0 ? opt->amf_resident : opt->amf_waves > 0 ? 0 : AMF_RESIDENT;
     /* options.amf_values 0: per precision, from the H200 (run 14, circuit:5000000 / stencil3d:7:160): f64 after
@@ -843,22 +880,24 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     if (st != SPMV_STATUS_SUCCESS) goto oom;
 
     choose_t_l(&p, dev);
-    st = add_array(fd, "sub_unit", 2 * (size_t)p.folds, sizeof(int32_t), 0, (void **)&sub_unit);
+    st = add_array(fd, "sub_unit", 2 * (size_t)p.units, sizeof(int32_t), 0, (void **)&sub_unit);
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     p.parts = p.resident && p.folds > 0 ? one_wave_parts(&p, dev, A->precision == SPMV_F32) : 0;
     if (p.parts > 0) group_one_wave(&p, fold_row, fold_ptr, sub_unit);
     else group_folds(&p, fold_row, fold_ptr, sub_unit);
-    st = add_array(fd, "sub_lanes", (size_t)p.folds, 1, 0, (void **)&lanes); /* room for either layout */
+    st = add_array(fd, "sub_lanes", (size_t)p.units, 1, 0, (void **)&lanes); /* room for either layout */
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
-    choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, fold_ptr, sub_unit, lanes);
+    choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, opt->amf_one_step, fold_row, fold_ptr, sub_unit,
+                   lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
      * the warps fit in one wave (launch floor: each lane's window is one round trip), by entries where they need
      * many waves (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the fold length (unless fixed
      * by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8 f32, at 4 lanes instead of
      * windows at 2 */
     if (opt->amf_one_step != -1 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg)) {
-        const int entries = opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.short_waves);
+        /* by entries only without long rows (the kernel by entries has no long-row blocks) */
+        const int entries = p.long_rows == 0 && (opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.short_waves));
         p.one_step = entries ? 2 : 1;
         if (entries && p.lanes_log2 == 0) {
             const int lg = entry_lanes_log2(&p);
@@ -874,7 +913,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
         spmvport_msg(msg, msglen, "amf_csr: built %d arrays, expected %d", fd->narrays, AMF_A_COUNT);
         return SPMV_STATUS_INTERNAL_ERROR;
     }
-    slot_stats(&p, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data,
+    slot_stats(&p, fd->arrays[AMF_A_FOLD_ROW].data, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data,
                fd->arrays[AMF_A_SUB_LANES].data, &p.slot_use, &p.window_use);
     /* a window that two folds read, read twice: cached where that is a large share of the reads (the second read
      * then comes from the caches, not DRAM), streamed elsewhere (the matrix stream would evict x) */

@@ -14,6 +14,8 @@
  *               sub_unit[2s+1] are the first and one-past-last unit, sub_lanes[s] = log2 of the lanes per fold.
  *               Uniform sub-blocks (AMF_P_UNIFORM = K > 0): sub-block s is units [s K, min(s K + K, units)) at
  *               2^AMF_P_UNIFORM_LANES lanes; the arrays still hold the same bounds, the kernels do not read them.
+ *               With long rows (only on the one-step kernel by windows, AMF_P_ONE_STEP = 1) such a sub-block may
+ *               span long units, which it leaves to their pieces (an empty fold there).
  *   long rows   long_unit[i] is the unit of long row i; it is cut into pieces of AMF_P_PIECE entries, one thread
  *               block each: pieces [long_piece[i], long_piece[i+1]), piece_owner[q] = i. A long row of one piece
  *               is written by its block; the others leave one partial per piece in long_part, added in piece

@@ -424,25 +424,43 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
  *                                        not (ncu, session 18: 501 warp instructions a warp of 16 folds against
  *                                        csr_vector's 98 a warp of 16 rows). By entry, a lane executes only the
  *                                        fold's own entries (the builder picks L for about 2 a lane): 13.7 -> 11.5
- *                                        us f64 there (H100, session 19), where the warps need many waves. */
-template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY>
+ *                                        us f64 there (H100, session 19), where the warps need many waves.
+ * LONG (a plan with long rows, many waves of one-step warps by windows): blocks [0, pieces) take the long rows'
+ * pieces as amf_csr_kernel's do, the others the sub-blocks, whose long units (one row of >= AMF_LONG_MIN entries)
+ * are empty folds here. */
+template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY, bool LONG>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
-    amf_csr_step_kernel(int subs, unsigned nnz, int units, int lg, const int *__restrict__ fold_row,
-                        const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
-                        const unsigned char *__restrict__ local, const T *__restrict__ val, const T *__restrict__ x,
-                        T *__restrict__ y, T alpha, T beta)
+    amf_csr_step_kernel(int pieces, int piece_len, int subs, unsigned nnz, int units, int lg,
+                        const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
+                        const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
+                        const T *__restrict__ val, const int *__restrict__ long_unit,
+                        const int *__restrict__ long_piece, const int *__restrict__ piece_owner,
+                        T *__restrict__ long_part, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
     constexpr int B = AMF_BATCH;
     if (!port_warp_matches<W>()) return;
-    const long long s = (long long)port_block_idx() * (amf_block / W) + port_thread_idx() / W;
+    int blk = (int)port_block_idx();
+    if (LONG) {
+        PORT_SHARED T warp_sum[amf_block / W];
+        if (blk < pieces) { /* block-uniform branch: the block barrier inside is reached by every thread */
+            amf_long_piece<W, T, PACKED>(blk, piece_len, fold_row, fold_ptr, cols, val, long_unit, long_piece,
+                                         piece_owner, long_part, warp_sum, x, y, alpha, beta);
+            return;
+        }
+        blk -= pieces;
+    }
+    const long long s = (long long)blk * (amf_block / W) + port_thread_idx() / W;
     if (s >= subs) return; /* whole warps only: the shuffles below see the whole warp */
     const int lane = port_lane<W>();
     const int lanes = 1 << lg, l = lane & (lanes - 1);
     const long long u = s * (W >> lg) + (lane >> lg);
     const bool active = u < units;
     const int v = active ? (int)u : units; /* past the last unit: an empty fold */
-    const unsigned b = (unsigned)port_ldg(fold_ptr + v), e = active ? (unsigned)port_ldg(fold_ptr + v + 1) : b;
-    const int r0 = port_ldg(fold_row + v), rows = active ? port_ldg(fold_row + v + 1) - r0 : 0;
+    const unsigned b = (unsigned)port_ldg(fold_ptr + v), e0 = active ? (unsigned)port_ldg(fold_ptr + v + 1) : b;
+    const int r0 = port_ldg(fold_row + v), rows0 = active ? port_ldg(fold_row + v + 1) - r0 : 0;
+    const bool long_unit_here = LONG && rows0 == 1 && e0 - b >= (unsigned)AMF_LONG_MIN; /* its pieces compute it */
+    const unsigned e = long_unit_here ? b : e0;
+    const int rows = long_unit_here ? 0 : rows0;
     T a[ACC];
 #pragma unroll
     for (int i = 0; i < ACC; i++) a[i] = T(0);
@@ -507,7 +525,8 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
     if (prm[AMF_P_VALUES] < AMF_VALUES_AFTER || prm[AMF_P_VALUES] > AMF_VALUES_GATHER) return "values out of range";
     if (prm[AMF_P_WINDOW_CACHE] != 0 && prm[AMF_P_WINDOW_CACHE] != 1) return "window_cache out of range";
     if (prm[AMF_P_UNIFORM] < 0 || prm[AMF_P_UNIFORM] > INT32_MAX ||
-        (prm[AMF_P_UNIFORM] > 0 && (prm[AMF_P_LONG_ROWS] != 0 || prm[AMF_P_UNIFORM_LANES] < 1 ||
+        (prm[AMF_P_UNIFORM] > 0 && ((prm[AMF_P_LONG_ROWS] != 0 && prm[AMF_P_ONE_STEP] != 1) ||
+                                    prm[AMF_P_UNIFORM_LANES] < 1 ||
                                     prm[AMF_P_UNIFORM_LANES] > 6 || (1 << prm[AMF_P_UNIFORM_LANES]) > warp ||
                                     prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
                                                                 prm[AMF_P_UNIFORM])))
@@ -581,15 +600,19 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         else if (min_blocks == 4) by_vals(std::integral_constant<int, 4>());
         else by_vals(std::integral_constant<int, 0>());
     };
-    auto launch_step = [&](auto packed, auto acc, auto cached) { /* one-step uniform plans: no long rows, no fix-up */
-        auto go = [&](auto by_entry) {
+    auto launch_step = [&](auto packed, auto acc, auto cached) { /* one-step uniform plans (long rows: see LONG) */
+        auto go = [&](auto by_entry, auto with_long) {
             PORT_LAUNCH(grid, amf_block, 0, s,
                         amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value,
-                                            decltype(cached)::value, decltype(by_entry)::value>)
-            (subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val, x, y, alpha, beta);
+                                            decltype(cached)::value, decltype(by_entry)::value,
+                                            decltype(with_long)::value>)
+            (pieces, piece_len, subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val,
+             long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
-        if (prm[AMF_P_ONE_STEP] == 2) go(std::true_type());
-        else go(std::false_type());
+        /* by entries only without long rows (the builder's rule); by windows with or without */
+        if (prm[AMF_P_ONE_STEP] == 2) go(std::true_type(), std::false_type());
+        else if (pieces > 0) go(std::false_type(), std::true_type());
+        else go(std::false_type(), std::false_type());
     };
     auto by_kernel = [&](auto packed, auto acc, auto cached) {
         if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc, cached);
