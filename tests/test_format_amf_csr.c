@@ -810,8 +810,9 @@ Test(amf_csr, uniform_sub_blocks)
      * layout's slowest sub-block) for 1.4x the grouped layout's modelled total */
     automatic_layout("kron:11:16", 42, 0, 0);
     /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps: many waves of one-step warps
-     * by windows where the folds are short (the 7-point stencil's 4-row folds span 4 windows: 4 lanes, 8 folds a
-     * warp), grouped by T_l where they are long (banded:170000:10: 4-row folds of 84 entries, 11 windows) */
+     * by windows where they outnumber the warps the device holds at once (108 x 64 here; the 7-point stencil's
+     * 4-row folds span 4 windows: 4 lanes, 8 folds a warp, 8434 warps), grouped by T_l where they do not
+     * (banded:170000:10: 4-row folds of 84 entries, 11 windows, 4 lanes: 5313 warps) */
     cr_assert_gt(automatic_layout("stencil3d:7:64", 5, 8, 1), 2592, "stencil3d:7:64: many waves");
     automatic_layout("banded:170000:10", 5, 0, 0);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of

@@ -44,7 +44,8 @@
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_CHAIN 12            /* the lane model's chain before a warp's first add, in quarter round trips */
 #define AMF_ENTRY_LOAD 2        /* entries a lane of the one-step kernel by entries takes from an average fold */
-#define AMF_WAVE_WINDOWS 8      /* many waves of one-step warps by windows: folds of at most this many windows */
+#define AMF_WAVE_WINDOWS 48     /* many waves of one-step warps by windows: folds of at most this many windows */
+#define AMF_WAVE_LANE_WINDOWS 3 /* ... at lanes that leave at most this many of an average fold's windows a lane */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
 static int log2_int(int v)
@@ -481,24 +482,38 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
     return total;
 }
 
+/* The rounds of all one-step warps at 2^lg lanes a fold: a warp's rounds are its longest fold's windows over the
+ * lanes (at least one; long units are empty folds there). */
+static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int lg)
+{
+    const int32_t side = p->w >> lg;
+    int64_t rounds = 0;
+    for (int32_t b = 0; b < p->units; b += side) {
+        int64_t most = 1;
+        for (int32_t u = b; u < p->units && u < b + side; u++) {
+            const int64_t need = unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << lg) - 1) >> lg;
+            if (need > most) most = need;
+        }
+        rounds += most;
+    }
+    return rounds;
+}
+
 /* Many waves of one-step warps by windows (choose_uniform, automatic mode, without amf_waves): log2 of the lanes per
  * fold, or 0 (grouped sub-blocks) where the folds span more than AMF_WAVE_WINDOWS aligned windows on average or
  * the one-step warps at those lanes would not outnumber the warps the device holds at once (multiprocessors x
  * 2048 / W, whatever the kernel variant's registers: the variant options leave the layout alone). Long rows may
  * be among the units (the one-step kernel by windows leaves them to their pieces' blocks). The lanes (unless fixed
- * by amf_lanes): the power of two in [4, W] whose warps need the fewest rounds in all (a warp's rounds: its
- * longest fold's windows over the lanes), ties to fewer lanes; fewer than 4 lanes were no faster where they tie
- * and slower elsewhere. Skewed folds take more lanes: kron:20:16 (7.7 windows a fold on average) 4 lanes 0.3049 /
- * 0.2608 ms, 8 lanes (the rule's) 0.2822 / 0.2525, 16 lanes 0.2912 / 0.2508, grouped 0.2929 / 0.2564; circuit:5000000
- * (3.4, with long rows) 4 lanes (the rule's) 0.2396 / 0.1360, 8 lanes 0.3167 / 0.1814, grouped 0.2523 / 0.1519.
- * Measured against the grouped layout (H100,
- * session 19, ms f64 / f32, the grouped layout -> one step at 2 / 4 / 8 lanes): stencil3d:7:160 (4.0 windows a
- * fold) 0.1828 / 0.1138 -> 0.1555 / 0.1031, 0.1580 / 0.1025, 0.1980 / 0.1335; uniform:2000000:16 (8.0) 0.3253 /
- * 0.3000 -> 0.3311 / 0.3014, 0.3075 / 0.2776, 0.3053 / 0.2754; uniform:2000000:4 (2.0) 0.0861 / 0.0759 -> 0.0913 /
- * 0.0771, 0.0842 / 0.0734, 0.0915 / 0.0745; lp:2000000:2000000:5 (3.4) 0.1276 / 0.0979 -> 0.1364 / 0.1001, 0.1058 /
- * 0.0908, 0.1074 / 0.0920; stencil2d:5:1400 (3.5) 0.0748 / 0.0499 -> 0.0680 / 0.0445, 0.0689 / 0.0457, 0.0928 /
- * 0.0645; uniform:1000000:3 (2.0) 0.0366 / 0.0313 -> 0.0376 / 0.0303, 0.0375 / 0.0301, 0.0455 / 0.0325 (the one
- * loss, 2.5% in f64). fem3d:3:48 (40 windows a fold) stays grouped: unmeasured at 16 and 32 lanes. */
+ * by amf_lanes): the fewest, a power of two in [4, W], that leave at most AMF_WAVE_LANE_WINDOWS of an average
+ * fold's windows a lane, then more while that cuts the warps' rounds in all (wave_rounds: skewed folds). Measured
+ * against the grouped layout (H100, session 19, ms f64 / f32; runs ID-IJ, docs/formats/amf_csr.md has the table):
+ * stencil3d:7:160 (4.0 windows a fold; 4 lanes) 0.1830 / 0.1139 -> 0.1581 / 0.1027 (2 lanes tie, 8 lanes 0.1980 /
+ * 0.1335); fem3d:3:48 (40; 16 lanes) 0.1269 / 0.0852 -> 0.1093 / 0.0747 (8 lanes 0.1178 / 0.0828, 32 lanes 0.1159
+ * / 0.0786, 4 lanes 0.1260 / 0.0891: the fewest rounds in all, so rounds alone do not choose); kron:20:16 (7.7,
+ * skewed, long rows; 4 lanes cut to 8 by the rounds) 0.2932 / 0.2551 -> 0.2827 / 0.2497 (4 lanes 0.3049 / 0.2608,
+ * 16 lanes 0.2912 / 0.2508); circuit:5000000 (3.4, long rows; 4 lanes) 0.2524 / 0.1520 -> 0.2398 / 0.1361 (8 lanes
+ * 0.3167 / 0.1814); uniform:2000000:16 (8.0; 4 lanes) 0.3249 / 0.3000 -> 0.3074 / 0.2773; uniform:1000000:3 (2.0)
+ * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Beyond 48 windows a fold: unmeasured, grouped. */
 static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, const int32_t *fold_row,
                            const int32_t *fold_ptr)
 {
@@ -509,21 +524,16 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
     const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
     if (avg > AMF_WAVE_WINDOWS) return 0;
     int lg = p->lanes_log2;
-    int64_t least = 0;
-    for (int g = 2; g <= p->w_log2 && p->lanes_log2 == 0; g++) { /* the rounds of all warps at 2^g lanes */
-        const int32_t side = p->w >> g;
-        int64_t rounds = 0;
-        for (int32_t b = 0; b < p->units; b += side) {
-            int64_t most = 1;
-            for (int32_t u = b; u < p->units && u < b + side; u++) {
-                const int64_t need = unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << g) - 1) >> g;
-                if (need > most) most = need;
-            }
-            rounds += most;
-        }
-        if (lg == 0 || rounds < least) {
-            lg = g;
-            least = rounds;
+    if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane; then more lanes while
+                    * they cut the warps' rounds in all (skewed folds) */
+        lg = 2;
+        while (lg < p->w_log2 && (double)(AMF_WAVE_LANE_WINDOWS << lg) < avg) lg++;
+        int64_t rounds = wave_rounds(p, fold_row, fold_ptr, lg);
+        while (lg < p->w_log2) {
+            const int64_t more = wave_rounds(p, fold_row, fold_ptr, lg + 1);
+            if (more >= rounds) break;
+            lg++;
+            rounds = more;
         }
     }
     /* more warps than the device holds at once, whatever the kernel's registers (so that the kernel variant
@@ -556,6 +566,17 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
         const int lg = mode == 0 && (one_step == 0 || one_step == 1) ? wave_lanes_log2(p, dev, fold_row, fold_ptr) : 0;
         if (lg > 0) set_uniform(p, fold_ptr, sub_unit, lanes, lg, p->w >> lg);
         return;
+    }
+    /* many waves by windows first where they apply and T_l is above its floor: the one-wave rule below takes only
+     * lane counts whose warps fit in one wave, which on mid-size matrices of long folds leaves a lane many windows
+     * (fem3d:3:40 on 132 multiprocessors: one wave at 2 lanes, 20 windows a lane, 0.0833 / 0.0668 ms f64 / f32;
+     * many waves at 16 lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ) */
+    if (mode == 0 && p->t_l > p->step_nnz) {
+        const int lg = wave_lanes_log2(p, dev, fold_row, fold_ptr);
+        if (lg > 0) {
+            set_uniform(p, fold_ptr, sub_unit, lanes, lg, p->w >> lg);
+            return;
+        }
     }
     const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
     int best = 0;
