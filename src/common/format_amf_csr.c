@@ -213,11 +213,6 @@ typedef struct {
     int lanes0_log2;         /* lanes per fold from the average fold length */
 } amf_plan;
 
-static int unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int32_t u)
-{
-    return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;
-}
-
 /* Fold rows into units (fold_row has room for m + 1). An adaptive fold also stops before it would span more than
  * win_cap aligned windows: win_cap is the power of two >= the windows of T_s entries, the lanes that load such a
  * fold in one round; one window more (a fold of T_s entries at an unlucky offset: 7-point stencil, 28 entries,
@@ -327,14 +322,14 @@ static void group_folds(amf_plan *p, const int32_t *fold_row, const int32_t *fol
     const int32_t max_units = (int32_t)AMF_MAX_STEPS * (p->w / 2);
     int32_t s = 0, u = 0;
     while (u < p->units) {
-        if (unit_is_long(fold_row, fold_ptr, u)) {
+        if (amf_unit_is_long(fold_row, fold_ptr, u)) {
             u++;
             continue;
         }
         int32_t b = u;
         double weight = fold_weight(p, fold_ptr, u);
         u++;
-        while (u < p->units && u - b < max_units && !unit_is_long(fold_row, fold_ptr, u) &&
+        while (u < p->units && u - b < max_units && !amf_unit_is_long(fold_row, fold_ptr, u) &&
                weight + fold_weight(p, fold_ptr, u) <= (double)p->t_l) {
             weight += fold_weight(p, fold_ptr, u);
             u++;
@@ -354,10 +349,10 @@ static void group_one_wave(amf_plan *p, const int32_t *fold_row, const int32_t *
 {
     int64_t total = 0, acc = 0, cut = 1, widest = 0;
     for (int32_t u = 0; u < p->units; u++)
-        if (!unit_is_long(fold_row, fold_ptr, u)) total += fold_windows(fold_ptr, u) + 1;
+        if (!amf_unit_is_long(fold_row, fold_ptr, u)) total += fold_windows(fold_ptr, u) + 1;
     int32_t s = 0, open = -1;
     for (int32_t u = 0; u < p->units; u++) {
-        if (unit_is_long(fold_row, fold_ptr, u)) {
+        if (amf_unit_is_long(fold_row, fold_ptr, u)) {
             if (open >= 0) {
                 sub_unit[2 * s] = open;
                 sub_unit[2 * s + 1] = u;
@@ -491,7 +486,7 @@ static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int
     for (int32_t b = 0; b < p->units; b += side) {
         int64_t most = 1;
         for (int32_t u = b; u < p->units && u < b + side; u++) {
-            const int64_t need = unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << lg) - 1) >> lg;
+            const int64_t need = amf_unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << lg) - 1) >> lg;
             if (need > most) most = need;
         }
         rounds += most;
@@ -520,7 +515,7 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
     if (p->waves_set || p->w_log2 < 2) return 0; /* amf_waves asks for T_l grouping */
     int64_t windows = 0;
     for (int32_t u = 0; u < p->units; u++)
-        if (!unit_is_long(fold_row, fold_ptr, u)) windows += fold_windows(fold_ptr, u);
+        if (!amf_unit_is_long(fold_row, fold_ptr, u)) windows += fold_windows(fold_ptr, u);
     const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
     if (avg > AMF_WAVE_WINDOWS) return 0;
     int lg = p->lanes_log2;
@@ -544,7 +539,7 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
 
 /* options.amf_uniform: sub-block s = units [s K, min(s K + K, units)) at one lane count, so the kernel takes its
  * bounds from s instead of loading them first (sub_unit, sub_lanes: one dependent memory round trip before the
- * folds' bounds). Only without long rows (every unit a fold). mode k > 0: K = k steps of the lane count that
+ * folds' bounds). Modes other than many waves by windows only without long rows. mode k > 0: K = k steps of the lane count that
  * the grouped layout gave most folds (so k near its steps per sub-block compares the two at the same size; a
  * least-total rule would pick the fewest lanes and a few huge sub-blocks). mode 0 (auto): one step per
  * sub-block when those warps fit in one wave of resident warps (launch-floor matrices, where the kernel lasts as
@@ -554,29 +549,24 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
  * slowest step no shorter than the grouped layout's slowest sub-block, times those waves), if its modelled total
  * (one_step_total) is no more than the grouped layout's (grouped_total); when no lane count fits one wave but T_l
  * is at its floor (the grouped sub-blocks are one step too), the lane count with the least modelled total, kept if
- * no more than the grouped layout's; otherwise, where the folds span at most AMF_WAVE_WINDOWS aligned windows on
- * average, many waves of one-step warps at the fewest lanes, at least 4, that leave at most 2 of an average
- * fold's windows a lane (wave_lanes_log2). Rewrites sub_unit and lanes (room for 2 x units and units). */
+ * no more than the grouped layout's. Before all these, and after them where they found nothing: many waves of
+ * one-step warps by windows where wave_lanes_log2 applies (the only layout here with long rows). Rewrites sub_unit
+ * and lanes (room for 2 x units and units). */
 static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, int mode, int one_step,
                            const int32_t *fold_row, const int32_t *fold_ptr, int32_t *sub_unit, uint8_t *lanes)
 {
     if (mode < 0 || p->folds == 0 || p->parts > 0) return;
     const int64_t resident = (int64_t)device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
-    if (p->long_rows > 0) { /* only many waves of one-step warps by windows, which leave long units to their pieces */
-        const int lg = mode == 0 && (one_step == 0 || one_step == 1) ? wave_lanes_log2(p, dev, fold_row, fold_ptr) : 0;
-        if (lg > 0) set_uniform(p, fold_ptr, sub_unit, lanes, lg, p->w >> lg);
+    /* many waves by windows (with long rows only on that kernel, which leaves long units to their pieces) */
+    const int wave = mode == 0 && (p->long_rows == 0 || one_step == 0 || one_step == 1)
+                         ? wave_lanes_log2(p, dev, fold_row, fold_ptr) : 0;
+    /* taken first where T_l is above its floor: the one-wave rule below takes only lane counts whose warps fit in
+     * one wave, which on mid-size matrices of long folds leaves a lane many windows (fem3d:3:40 on 132
+     * multiprocessors: one wave at 2 lanes, 20 windows a lane, 0.0833 / 0.0668 ms f64 / f32; many waves at 16
+     * lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ); with long rows the only one */
+    if (p->long_rows > 0 || (wave > 0 && p->t_l > p->step_nnz)) {
+        if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         return;
-    }
-    /* many waves by windows first where they apply and T_l is above its floor: the one-wave rule below takes only
-     * lane counts whose warps fit in one wave, which on mid-size matrices of long folds leaves a lane many windows
-     * (fem3d:3:40 on 132 multiprocessors: one wave at 2 lanes, 20 windows a lane, 0.0833 / 0.0668 ms f64 / f32;
-     * many waves at 16 lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ) */
-    if (mode == 0 && p->t_l > p->step_nnz) {
-        const int lg = wave_lanes_log2(p, dev, fold_row, fold_ptr);
-        if (lg > 0) {
-            set_uniform(p, fold_ptr, sub_unit, lanes, lg, p->w >> lg);
-            return;
-        }
     }
     const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
     int best = 0;
@@ -621,9 +611,9 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
         }
     }
     p->short_waves = best > 0 && mode == 0 && (p->folds + (p->w >> best) - 1) / (p->w >> best) > resident;
-    if (mode == 0 && best == 0) {
-        best = wave_lanes_log2(p, dev, fold_row, fold_ptr);
-        k = best > 0 ? p->w >> best : 0;
+    if (best == 0 && wave > 0) { /* T_l at its floor, but no one-step layout by the models above */
+        best = wave;
+        k = p->w >> wave;
     }
     if (best == 0) return;
     set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
@@ -656,7 +646,7 @@ static spmv_status_t cut_long_rows(spmvport_format_data *fd, amf_plan *p, const 
     int64_t pieces = 0;
     int32_t i = 0;
     for (int32_t u = 0; u < p->units; u++) {
-        if (!unit_is_long(fold_row, fold_ptr, u)) continue;
+        if (!amf_unit_is_long(fold_row, fold_ptr, u)) continue;
         int64_t k = (fold_ptr[u + 1] - fold_ptr[u] + piece - 1) / piece;
         long_unit[i] = u;
         long_piece[i++] = (int32_t)pieces;
@@ -771,7 +761,7 @@ static void slot_stats(const amf_plan *p, const int32_t *fold_row, const int32_t
         for (int32_t base = b; base < e; base += side) {
             int64_t most = 1;
             for (int32_t u = base; u < e && u < base + side; u++) {
-                if (unit_is_long(fold_row, fold_ptr, u)) continue; /* inside uniform sub-blocks: an empty fold */
+                if (amf_unit_is_long(fold_row, fold_ptr, u)) continue; /* inside uniform sub-blocks: an empty fold */
                 const int64_t fw = fold_windows(fold_ptr, u), n = slot == 1 ? fold_ptr[u + 1] - fold_ptr[u] : fw;
                 windows += fw;
                 entries += fold_ptr[u + 1] - fold_ptr[u];

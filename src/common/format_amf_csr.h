@@ -100,6 +100,14 @@ enum {
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
                                         const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                                         int force_unpacked, char *msg, size_t msglen);
+
+/* Unit u is a long row (one row of >= AMF_LONG_MIN entries), computed by its pieces, never as a fold (uniform
+ * sub-blocks of the one-step kernel by windows may span it). Builder and CPU executor; the kernel tests the same
+ * on the values it loaded. */
+static inline int amf_unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int64_t u)
+{
+    return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;
+}
 #endif
 #endif
 

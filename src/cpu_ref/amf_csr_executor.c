@@ -36,14 +36,6 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
     return packed ? (int)(cols[k] & 3u) : (int)local[k];
 }
 
-/* A long unit (one row of >= AMF_LONG_MIN entries): inside uniform sub-blocks of a plan with long rows, computed by
- * its pieces, not as a fold. */
-static inline int is_long(const spmvport_format_data *fd, int32_t u)
-{
-    const int32_t *fold_row = ARR(fd, AMF_A_FOLD_ROW, const int32_t *), *fold_ptr = ARR(fd, AMF_A_FOLD_PTR, const int32_t *);
-    return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;
-}
-
 #define DEFINE_AMF_EXECUTOR(REAL, SUFFIX)                                                                             \
     static inline void store_##SUFFIX(REAL *y, int32_t r, REAL alpha, REAL sum, REAL beta)                            \
     {                                                                                                                 \
@@ -90,6 +82,8 @@ static inline int is_long(const spmvport_format_data *fd, int32_t u)
         const uint8_t *sub_lanes = ARR(fd, AMF_A_SUB_LANES, const uint8_t *);                                         \
         const int64_t subs = fd->params[AMF_P_SUB_BLOCKS], units = fd->params[AMF_P_UNITS];                           \
         const int64_t uni_k = fd->params[AMF_P_UNIFORM];                                                              \
+        const int32_t *fold_row = ARR(fd, AMF_A_FOLD_ROW, const int32_t *);                                           \
+        const int32_t *fold_ptr = ARR(fd, AMF_A_FOLD_PTR, const int32_t *);                                           \
         const int w = fd->warp_size;                                                                                  \
         _Pragma("omp parallel for schedule(dynamic, 64) if (subs > 512)")                                             \
         for (int64_t s = 0; s < subs; s++) {                                                                          \
@@ -100,7 +94,8 @@ static inline int is_long(const spmvport_format_data *fd, int32_t u)
             const int side = w / lanes;                                                                               \
             for (int64_t base = ub; base < ue; base += side)                                                          \
                 for (int g = 0; g < side && base + g < ue; g++) /* a long unit there: its pieces' */                  \
-                    if (!is_long(fd, (int32_t)(base + g))) fold_##SUFFIX(fd, (int32_t)(base + g), lanes, x, y, alpha, beta); \
+                    if (!amf_unit_is_long(fold_row, fold_ptr, base + g))                                              \
+                        fold_##SUFFIX(fd, (int32_t)(base + g), lanes, x, y, alpha, beta);                             \
         }                                                                                                             \
     }                                                                                                                 \
                                                                                                                       \
