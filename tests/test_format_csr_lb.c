@@ -69,14 +69,16 @@ Test(csr_lb_split, empty_row_runs)
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
- * L2 they are "large" (arrays far beyond the cache), with a 60 MB L2 every long-row class fits: regular long rows
- * (FEM blocks) take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs) amf_csr. */
+ * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
+ * 27-point stencil, uniform 16 a row) take amf_csr; with a 60 MB L2 every long-row class fits: regular long rows
+ * take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs) amf_csr. */
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
         {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
-        {"uniform:20000:16", SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_VECTOR},
-        {"fem3d:3:10", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_VECTOR},
+        {"uniform:20000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
+        {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
+        {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"circuit:20000", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR},
         {"kron:12:16", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR},
         {"kron:8:4", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR}};

@@ -67,16 +67,20 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
     return st;
 }
 
-/* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200):
- *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.38x cuSPARSE f64)
- *   regular rows, average <= 32                                  csr_vector  (uniform 16/row: 1.01x)
+/* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200; the
+ * beyond-L2 rule for regular rows also on the H100, session 20):
+ *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.35x cuSPARSE f64)
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
  *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
  *                                                                             mbeacxc, ca-GrQc 1.35-1.64x csr_vector
  *                                                                             f64, session 7 run U; circuit_1 12x)
- *   GPU, skewed rows averaging more than 16                      vendor      (Kronecker: csr_lb 0.93x)
- *   GPU, other long or skewed rows                               csr_lb      (FEM blocks 1.10x, circuit 1.16x)
+ *   GPU, regular rows of > 12 entries beyond L2                  amf_csr     (many waves of one-step warps: FEM
+ *                                                                             1.24-1.29x, 27-point stencil 1.19-1.25x,
+ *                                                                             where csr_lb gave 1.02-1.19x and
+ *                                                                             csr_vector 0.78-0.91x; session 20)
+ *   GPU, skewed rows averaging more than 16                      vendor      (Kronecker: csr_lb 0.95x)
+ *   GPU, other skewed rows                                       csr_lb      (circuit 1.09-1.17x)
  *   CPU, longer rows                                             csr_vector
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
@@ -90,13 +94,13 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double avg = (double)A->nnz / A->m;
     const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
     if (regular && avg <= 12) return SPMV_FORMAT_CSR_SCALAR;
-    if (regular && avg <= 32) return SPMV_FORMAT_CSR_VECTOR;
     if (gpu) {
         const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                              ((double)A->m + 1) * sizeof(int32_t);
         if (dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes)
             return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
-        return !regular && avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
+        if (regular) return SPMV_FORMAT_AMF_CSR;
+        return avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }
