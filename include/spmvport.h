@@ -327,8 +327,10 @@ typedef struct spmv_plan_options {
     int amf_one_step;            /* 0 = uniform sub-blocks of one step (amf_uniform's automatic choice) run on a
                                   * lighter kernel: each warp loads its folds' bounds, entries and x once, with no
                                   * step loop, prefetch or register cap; a lane takes aligned windows of 8
-                                  * entries where the warps fit in one wave of resident warps, single entries
-                                  * (lanes per fold from the fold length) where they need several waves;
+                                  * entries (4 in f64 on many-wave layouts: amf_step_window) where the warps
+                                  * fit in one wave of resident warps or the folds are long, single entries
+                                  * (lanes per fold from the fold length) where the shortest folds need several
+                                  * waves;
                                   * 1 = windows always, 2 = single entries always; -1 = the general kernel for
                                   * them too. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TEB */
@@ -377,7 +379,11 @@ typedef struct spmv_plan_options {
                                   * docs/formats/amf_csr.md), 1 = cached loads (a window read by two folds comes
                                   * from the caches the second time), -1 = streaming loads (read once, the caches
                                   * are left to x). Other values: SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[6];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    int amf_step_window;         /* entries per window of amf_csr's one-step kernel by windows: 0 = automatic (4 in
+                                  * f64 on the layouts of many waves of one-step warps, where a 4-entry window
+                                  * needs 40 registers instead of 48 and more warps stay resident; else 8), 4 or
+                                  * 8. Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[5];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

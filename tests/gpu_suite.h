@@ -195,24 +195,25 @@ Test(SUITE, hbp_steps_variants, .timeout = 600)
  * by windows, by entries (amf_one_step = 2) and with amf_one_step = -1 on the general one; forced 1 and 2 steps)
  * and read from the arrays (amf_uniform = -1), on the edge corpus, a small road-like grid and a circuit (long
  * rows: always the arrays), f64 and f32; the window loads cached in some variants and streamed in others
- * (amf_window_cache). */
+ * (amf_window_cache); the one-step kernel by windows of 4 entries (amf_step_window = 4) in both precisions. */
 Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     /* window loads (amf_window_cache): cached and streamed on both kernels */
-    static const int modes[] = {0, -1, 2, 0, 1, 0, 1}, one_step[] = {0, 0, 0, -1, 0, 2, 2};
-    static const int cache[] = {1, -1, 1, 1, -1, -1, 1};
+    static const int modes[] = {0, -1, 2, 0, 1, 0, 1, 1, 0}, one_step[] = {0, 0, 0, -1, 0, 2, 2, 1, 1};
+    static const int cache[] = {1, -1, 1, 1, -1, -1, 1, 1, -1}, step_window[] = {0, 0, 0, 0, 0, 0, 0, 4, 4};
     static const char *gens[] = {"stencil2d:5:300", "uniform:50000:3", "circuit:200000"};
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         support_case *cases;
         int n = support_edge_corpus(prec, &cases);
-        for (int v = 0; v < 7; v++) {
+        for (int v = 0; v < 9; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.amf_uniform = modes[v];
             o.amf_one_step = one_step[v];
             o.amf_window_cache = cache[v];
+            o.amf_step_window = step_window[v];
             for (int i = 0; i < n; i++) {
                 double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
                 cr_assert(r >= 0, "%s: amf_uniform %d: %s", cases[i].name, modes[v], spmv_last_error(ctx));
@@ -232,7 +233,8 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
 
 /* amf_csr's one-step kernel by windows with long rows (many waves of one-step warps whose sub-blocks span the long
  * units, computed by their pieces' blocks in the same launch): a circuit with dense lines, 75000 folds, 9375 warps
- * of 4 lanes a fold, more than a device of up to 146 multiprocessors holds at once (64 warps each); f64 and f32. */
+ * of 4 lanes a fold, more than a device of up to 146 multiprocessors holds at once (64 warps each); f64 and f32,
+ * windows of 4 entries (automatic in f64) and of 8 (automatic in f32). */
 Test(SUITE, amf_csr_long_rows_one_step, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -242,20 +244,24 @@ Test(SUITE, amf_csr_long_rows_one_step, .timeout = 600)
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "circuit:300000", prec, 7), SPMV_STATUS_SUCCESS);
-        spmv_plan_options_t o;
-        spmv_plan_options_init(&o);
-        spmv_plan_t *plan = NULL;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &o), SPMV_STATUS_SUCCESS, "%s",
-                     spmv_last_error(ctx));
-        spmv_plan_info_t pi;
-        spmv_plan_get_info(plan, &pi);
-        if ((int64_t)info.multiprocessors * (2048 / info.warp_size) < 9375 && info.warp_size == 32)
-            cr_assert(strstr(pi.stats, "one_step=1") != NULL && strstr(pi.stats, "long_rows=0;") == NULL &&
-                          strstr(pi.stats, ";uniform=8;") != NULL,
-                      "circuit:300000: %s", pi.stats);
-        spmv_plan_destroy(plan);
-        double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "circuit:300000", A, 1);
-        cr_assert(r >= 0, "circuit:300000: %s", spmv_last_error(ctx));
+        for (int v = 0; v < 2; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_step_window = v ? (p ? 4 : 8) : 0; /* automatic, then the other size */
+            spmv_plan_t *plan = NULL;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_AMF_CSR, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            spmv_plan_info_t pi;
+            spmv_plan_get_info(plan, &pi);
+            if ((int64_t)info.multiprocessors * (2048 / info.warp_size) < 9375 && info.warp_size == 32)
+                cr_assert(strstr(pi.stats, "one_step=1") != NULL && strstr(pi.stats, "long_rows=0;") == NULL &&
+                              strstr(pi.stats, ";uniform=8;") != NULL &&
+                              strstr(pi.stats, (v == 0) == (p == 0) ? "step_window=4" : "step_window=8") != NULL,
+                          "circuit:300000: %s", pi.stats);
+            spmv_plan_destroy(plan);
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "circuit:300000", A, 1);
+            cr_assert(r >= 0, "circuit:300000: %s", spmv_last_error(ctx));
+        }
         spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);

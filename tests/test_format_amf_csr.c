@@ -631,6 +631,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_uniform", offsetof(spmv_plan_options_t, amf_uniform), {-2, 17}, 2},
         {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 3}, 2},
         {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
+        {"amf_step_window", offsetof(spmv_plan_options_t, amf_step_window), {-1, 2, 16}, 3},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -727,12 +728,15 @@ Test(amf_csr, invariants_w64) { invariants(64, SPMV_F32); }
 /* options.amf_uniform: automatic (0) on small matrices without long rows, never (-1), or forced steps (1..16):
  * the layout invariants (check_sub_blocks checks the implicit bounds against the arrays) and the executor, which
  * takes the bounds from s as the kernel does, against the oracle; long rows keep the grouped sub-blocks.
- * one_step: options.amf_one_step (0 automatic, 1 windows, 2 entries), which a one-step layout then follows. */
-static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int mode, int one_step, const char *name)
+ * one_step: options.amf_one_step (0 automatic, 1 windows, 2 entries), which a one-step layout then follows;
+ * step_window: options.amf_step_window (0 automatic, 4, 8), which the one-step kernel by windows follows. */
+static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int mode, int one_step, int step_window,
+                         const char *name)
 {
     spmv_plan_options_t opt = options(w, 0);
     opt.amf_uniform = mode;
     opt.amf_one_step = one_step;
+    opt.amf_step_window = step_window;
     spmvport_format_data fd;
     build_with(&fd, A, w, &opt);
     check_layout(&fd, A, name);
@@ -743,6 +747,10 @@ static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int
     const int one = fd.params[AMF_P_UNIFORM] > 0 && fd.params[AMF_P_UNIFORM] == (w >> fd.params[AMF_P_UNIFORM_LANES]);
     cr_assert_eq(fd.params[AMF_P_ONE_STEP] != 0, one, "%s", name);
     if (one && one_step > 0) cr_assert_eq(fd.params[AMF_P_ONE_STEP], one_step, "%s", name);
+    /* windows of 4 entries exactly where asked for the one-step kernel by windows */
+    if (step_window > 0)
+        cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], fd.params[AMF_P_ONE_STEP] == 1 ? step_window : AMF_BATCH, "%s",
+                     name);
     check_executor_direct(&fd, A, name);
     spmvport_format_data_free(&fd);
     double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 1);
@@ -750,8 +758,8 @@ static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int
 }
 
 /* The automatic layout (W = 32, f64, CPU builder) of a generated matrix without long rows: its uniform sub-block
- * size and one-step flag, then the layout and executor checks. Returns the sub-blocks. */
-static int64_t automatic_layout(const char *gen, uint64_t seed, int64_t uniform, int64_t one_step)
+ * size, one-step flag and one-step window, then the layout and executor checks. Returns the sub-blocks. */
+static int64_t automatic_layout(const char *gen, uint64_t seed, int64_t uniform, int64_t one_step, int64_t window)
 {
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, gen, SPMV_F64, seed), SPMV_STATUS_SUCCESS, "%s", gen);
@@ -760,6 +768,7 @@ static int64_t automatic_layout(const char *gen, uint64_t seed, int64_t uniform,
     cr_assert_eq(fd.params[AMF_P_LONG_ROWS], 0, "%s: %s", gen, fd.stats);
     cr_assert_eq(fd.params[AMF_P_UNIFORM], uniform, "%s: %s", gen, fd.stats);
     cr_assert_eq(fd.params[AMF_P_ONE_STEP], one_step, "%s: %s", gen, fd.stats);
+    cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], window, "%s: %s", gen, fd.stats);
     check_layout(&fd, A, gen);
     check_executor_direct(&fd, A, gen);
     const int64_t subs = fd.params[AMF_P_SUB_BLOCKS];
@@ -777,10 +786,11 @@ Test(amf_csr, uniform_sub_blocks)
         int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
         for (int i = 0; i < n; i++)
             for (int m = 0; m < 5; m++)
-                for (int o = 0; o < 3; o++) uniform_case(ctx, cases[i].A, p ? 64 : 32, modes[m], o, cases[i].name);
+                for (int o = 0; o < 4; o++) /* o = 3: by windows of 4 entries */
+                    uniform_case(ctx, cases[i].A, p ? 64 : 32, modes[m], o < 3 ? o : 1, o < 3 ? 0 : 4, cases[i].name);
         support_cases_free(cases, n);
         spmv_matrix_t *L = long_row_matrix(p ? SPMV_F32 : SPMV_F64);
-        uniform_case(ctx, L, 32, 1, 2, "long rows");
+        uniform_case(ctx, L, 32, 1, 2, 0, "long rows");
         spmv_matrix_destroy(L);
     }
     /* a small road-like matrix (launch-floor size): automatic uniform sub-blocks of one step; irregular folds
@@ -790,7 +800,7 @@ Test(amf_csr, uniform_sub_blocks)
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, gens[i], SPMV_F64, 5), SPMV_STATUS_SUCCESS, "%s", gens[i]);
         for (int m = 0; m < 5; m++)
-            for (int o = 0; o < 3; o++) uniform_case(ctx, A, 32, modes[m], o, gens[i]);
+            for (int o = 0; o < 4; o++) uniform_case(ctx, A, 32, modes[m], o < 3 ? o : 1, o < 3 ? 0 : 4, gens[i]);
         spmvport_format_data fd;
         spmv_plan_options_t opt = options(32, 0);
         build_with(&fd, A, 32, &opt);
@@ -808,17 +818,18 @@ Test(amf_csr, uniform_sub_blocks)
     /* a tie on the slowest step where the one-step layout would add work stays grouped: kron:11:16, a power-law
      * graph as wiki-Vote, would take one fold a warp at 32 lanes (slowest step 17 quarters, as the grouped
      * layout's slowest sub-block) for 1.4x the grouped layout's modelled total */
-    automatic_layout("kron:11:16", 42, 0, 0);
+    automatic_layout("kron:11:16", 42, 0, 0, AMF_BATCH);
     /* a matrix whose one-step sub-blocks would not fit in one wave of resident warps: many waves of one-step warps
      * by windows where they outnumber the warps the device holds at once (108 x 64 here; the 7-point stencil's
      * 4-row folds span 4 windows: 4 lanes, 8 folds a warp, 8434 warps), grouped by T_l where they do not
-     * (banded:170000:10: 4-row folds of 84 entries, 11 windows, 4 lanes: 5313 warps) */
-    cr_assert_gt(automatic_layout("stencil3d:7:64", 5, 8, 1), 2592, "stencil3d:7:64: many waves");
-    automatic_layout("banded:170000:10", 5, 0, 0);
+     * (banded:170000:10: 4-row folds of 84 entries, 11 windows, 4 lanes: 5313 warps); in f64, the many-wave
+     * layout's windows are 4 entries */
+    cr_assert_gt(automatic_layout("stencil3d:7:64", 5, 8, 1, 4), 2592, "stencil3d:7:64: many waves");
+    automatic_layout("banded:170000:10", 5, 0, 0, AMF_BATCH);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
      * whose modelled total is less (NotreDame_www), which run by entries at the lanes for 2 entries a lane (4) */
-    cr_assert_gt(automatic_layout("uniform:200000:2", 5, 8, 2), 2592, "uniform:200000:2: many waves");
+    cr_assert_gt(automatic_layout("uniform:200000:2", 5, 8, 2, AMF_BATCH), 2592, "uniform:200000:2: many waves");
     /* long rows among short folds (a circuit with dense lines): many waves of one-step warps by windows too, whose
      * sub-blocks span the long units; their pieces compute them. amf_one_step = 2 (by entries) or -1 (the general
      * kernel), amf_waves or amf_uniform = -1: grouped by T_l. */
@@ -830,9 +841,19 @@ Test(amf_csr, uniform_sub_blocks)
         cr_assert_gt(fd.params[AMF_P_LONG_ROWS], 0, "%s", fd.stats);
         cr_assert_eq(fd.params[AMF_P_UNIFORM], 8, "%s", fd.stats);
         cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s", fd.stats);
+        cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], 4, "%s", fd.stats);
         check_layout(&fd, A, "circuit:1000000");
         check_executor_direct(&fd, A, "circuit:1000000");
         spmvport_format_data_free(&fd);
+        { /* windows of 8 when asked */
+            spmv_plan_options_t opt = options(32, 0);
+            opt.amf_step_window = AMF_BATCH;
+            build_with(&fd, A, 32, &opt);
+            cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s", fd.stats);
+            cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], AMF_BATCH, "%s", fd.stats);
+            check_executor_direct(&fd, A, "circuit:1000000, windows of 8");
+            spmvport_format_data_free(&fd);
+        }
         const int one_step[] = {2, -1, 0, 0}, waves[] = {0, 0, 4, 0}, uniform[] = {0, 0, 0, -1};
         for (int v = 0; v < 4; v++) {
             spmv_plan_options_t opt = options(32, 0);
@@ -844,6 +865,16 @@ Test(amf_csr, uniform_sub_blocks)
             cr_assert_eq(fd.params[AMF_P_ONE_STEP], 0, "variant %d: %s", v, fd.stats);
             spmvport_format_data_free(&fd);
         }
+        spmv_matrix_destroy(A);
+    }
+    { /* f32: windows of 8 (4 entries measured 1-4% slower there) */
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "circuit:1000000", SPMV_F32, 5), SPMV_STATUS_SUCCESS);
+        spmvport_format_data fd;
+        build_normal(&fd, A, 32, 0);
+        cr_assert_eq(fd.params[AMF_P_ONE_STEP], 1, "%s", fd.stats);
+        cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], AMF_BATCH, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
     /* fixed lanes stay fixed by entries too */

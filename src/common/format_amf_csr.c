@@ -155,6 +155,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "window loads) or -1 (streaming window loads)", opt->amf_window_cache);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_step_window != 0 && opt->amf_step_window != 4 && opt->amf_step_window != AMF_BATCH) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_step_window = %d; expected 0 (automatic), 4 or %d (entries "
+                     "per window of the one-step kernel by windows)", opt->amf_step_window, AMF_BATCH);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -208,6 +213,8 @@ typedef struct {
     int short_waves;         /* choose_uniform's one-step layout: many waves of the shortest folds (T_l at its
                               * floor), which run by entries (amf_one_step 0) */
     int window_cache;        /* 1: cached window loads (options.amf_window_cache, AMF_CACHE_REREAD_PCT) */
+    int wave_layout;         /* choose_uniform took many waves of one-step warps by windows (wave_lanes_log2) */
+    int step_window;         /* entries per window of the one-step kernel by windows (AMF_P_STEP_WINDOW) */
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
@@ -566,6 +573,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
      * lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ); with long rows the only one */
     if (p->long_rows > 0 || (wave > 0 && p->t_l > p->step_nnz)) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
+        p->wave_layout = wave > 0;
         return;
     }
     const int lo = p->lanes_log2 > 0 ? p->lanes_log2 : 1, hi = p->lanes_log2 > 0 ? p->lanes_log2 : p->w_log2;
@@ -614,6 +622,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     if (best == 0 && wave > 0) { /* T_l at its floor, but no one-step layout by the models above */
         best = wave;
         k = p->w >> wave;
+        p->wave_layout = 1;
     }
     if (best == 0) return;
     set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
@@ -791,14 +800,14 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
-                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d",
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d;step_window=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, p->slot_use, p->window_use,
-                 (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache);
+                 (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache, p->step_window);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -824,6 +833,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_UNIFORM_LANES] = p->uni_lg;
     fd->params[AMF_P_ONE_STEP] = p->one_step;
     fd->params[AMF_P_WINDOW_CACHE] = p->window_cache;
+    fd->params[AMF_P_STEP_WINDOW] = p->step_window;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -915,6 +925,19 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
             set_uniform(&p, fold_ptr, sub_unit, lanes, lg, p.w >> lg);
         }
     }
+    /* the one-step kernel's windows: 4 entries in f64 on the many-wave layouts, where they cut the kernel from 48
+     * registers to 40 (6 blocks resident instead of 5; 48 instead of 56 with long rows) and a short fold's lanes
+     * read fewer slots outside it. Session 20, f64 ms, 8 -> 4 entries in the same process (H200 run JH / H100 run
+     * JI): circuit:5000000 0.1933 -> 0.1716 / 0.2399 -> 0.2200, stencil3d:7:160 0.1408 -> 0.1165 / 0.1582 ->
+     * 0.1503, uniform:1000000:3 0.0337 -> 0.0302 / 0.0377 -> 0.0346, uniform:2000000:4 0.0723 -> 0.0688 / 0.0842
+     * -> 0.0811, stencil2d:5:1400 0.0601 -> 0.0567 / 0.0690 -> 0.0642, kron:20:16 0.2572 -> 0.2420 (H200);
+     * fem3d:3:48 0.0821 -> 0.0794 on the H200 but 0.1092 -> 0.1126 on the H100, and lp:2000000:2000000:5 slower
+     * on both, 0.0887 -> 0.0952 / 0.1058 -> 0.1163 (amf_step_window = 8 restores them). f32 keeps 8: 34 registers
+     * either way, 4 entries lost 1-4% (run JF) */
+    p.step_window = AMF_BATCH;
+    if (p.one_step == 1)
+        p.step_window = opt->amf_step_window != 0 ? opt->amf_step_window
+                        : A->precision == SPMV_F64 && p.wave_layout ? 4 : AMF_BATCH;
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 

@@ -67,8 +67,11 @@ enum {
                                * the one-step kernel (options.amf_one_step): 1 by windows (lane l of a fold's L
                                * takes its aligned windows l, l + L, ...), 2 by entries (its entries l, l + L,
                                * ...); 0: the general kernel */
-    AMF_P_WINDOW_CACHE = 19   /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
+    AMF_P_WINDOW_CACHE = 19,  /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
                                * (options.amf_window_cache; no effect on the layout) */
+    AMF_P_STEP_WINDOW = 20    /* entries per window of the one-step kernel by windows (AMF_P_ONE_STEP = 1): 8
+                               * (AMF_BATCH), or 4 (options.amf_step_window; automatic in f64 on the many-wave
+                               * layouts); the other kernels take windows of AMF_BATCH whatever it says */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */

@@ -408,6 +408,56 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
                                                   val, sub_unit, sub_lanes, x, y, alpha, beta);
 }
 
+/* One window of 4 entries [k, k + 4) of the fold [b, e) (the one-step kernel with AMF_P_STEP_WINDOW = 4): its
+ * columns in one 16-byte load, its values in one or two, the x of its slots inside the fold, each product fused
+ * into its row's accumulator (a slot outside the fold takes local row ACC: no accumulator). Written with the
+ * skip and the fused add: with a select of +0 instead, nvcc turned the per-row adds into an indexed accumulator
+ * array in local memory (32 bytes of stack in f64, 1.7-2x slower; session 20). */
+template <typename T, bool PACKED, int ACC, bool CACHE>
+PORT_DEVICE void amf_window4(T *a, unsigned k, unsigned b, unsigned e, unsigned nnz, const unsigned *__restrict__ cols,
+                             const unsigned char *__restrict__ local, const T *__restrict__ val,
+                             const T *__restrict__ x)
+{
+    constexpr int H = 4, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
+    typedef typename port_vec<int, 4>::type cvec;
+    typedef typename port_vec<T, V>::type tvec;
+    unsigned c[H];
+    T v[H], xv[H];
+    if (k + H <= nnz) { /* k is a multiple of 4: the vectors are aligned */
+        const cvec cv = amf_ld_window<CACHE>(reinterpret_cast<const cvec *>(cols + k));
+#pragma unroll
+        for (int j = 0; j < H; j++) c[j] = (unsigned)port_vec_get(cv, j);
+#pragma unroll
+        for (int i = 0; i < H / V; i++) {
+            const tvec t = amf_ld_window<CACHE>(reinterpret_cast<const tvec *>(val + k) + i);
+#pragma unroll
+            for (int j = 0; j < V; j++) v[i * V + j] = port_vec_get(t, j);
+        }
+    } else { /* the array's last, partial window */
+#pragma unroll
+        for (int j = 0; j < H; j++) {
+            c[j] = k + j < nnz ? amf_ld_window<CACHE>(cols + k + j) : 0u;
+            v[j] = k + j < nnz ? amf_ld_window<CACHE>(val + k + j) : T(0);
+        }
+    }
+    /* the local rows before the gathers: taken after them (with the column words kept live), the long-row
+     * variant of the kernel needed 56 registers instead of 48 in f64 (circuit:5000000 0.1888 against 0.1718 ms) */
+    int lr[H];
+#pragma unroll
+    for (int j = 0; j < H; j++) lr[j] = PACKED ? (int)(c[j] & 3u) : k + j < nnz ? (int)amf_ld_window<CACHE>(local + k + j) : 0;
+#pragma unroll
+    for (int j = 0; j < H; j++)
+        xv[j] = k + j >= b && k + j < e ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
+#pragma unroll
+    for (int j = 0; j < H; j++) {
+        const bool in = k + j >= b && k + j < e;
+        const int r = in ? lr[j] : ACC;
+#pragma unroll
+        for (int i = 0; i < ACC; i++)
+            if (r == i) a[i] = fma(v[j], xv[j], a[i]);
+    }
+}
+
 /* Uniform sub-blocks of one step (AMF_P_ONE_STEP, options.amf_one_step): warp s takes units [s G, s G + G),
  * G = W / L, one fold per group of L lanes, and nothing else: its folds' bounds (and row ends, loaded, not
  * shuffled), then its entries (columns and values in one round trip), then their x, the adds, the butterfly and
@@ -416,7 +466,10 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
  * as that serial path. Lane l takes, in the order of the CPU executor:
  *   BY_ENTRY false (AMF_P_ONE_STEP = 1)  windows l, l + L, ... of its fold (one where every fold spans at most L
  *                                        windows, what the builder picks for one wave of warps), as the general
- *                                        kernel does;
+ *                                        kernel does; windows of WB = AMF_P_STEP_WINDOW entries: 8 (AMF_BATCH),
+ *                                        or 4 (amf_window4), which in f64 needs 40 registers instead of 48
+ *                                        (6 resident blocks instead of 5) and on short folds reads fewer slots
+ *                                        outside the fold;
  *   BY_ENTRY true (AMF_P_ONE_STEP = 2)   entries l, l + L, ... of its fold, one at a time, each product fused into
  *                                        its row's accumulator. A window's slots cost their in-fold tests and one
  *                                        add per accumulator whether they hold an entry of the fold or not; on
@@ -428,7 +481,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
  * LONG (a plan with long rows, many waves of one-step warps by windows): blocks [0, pieces) take the long rows'
  * pieces as amf_csr_kernel's do, the others the sub-blocks, whose long units (one row of >= AMF_LONG_MIN entries)
  * are empty folds here. */
-template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY, bool LONG>
+template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY, bool LONG, int WB>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     amf_csr_step_kernel(int pieces, int piece_len, int subs, unsigned nnz, int units, int lg,
                         const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
@@ -476,7 +529,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
         }
     }
     /* k < 2^31 + 8W: no wrap */
-    for (unsigned k = (b / B + (unsigned)l) * B; !BY_ENTRY && b < e && k < e; k += (unsigned)(B << lg)) {
+    for (unsigned k = (b / 4 + (unsigned)l) * 4; WB == 4 && !BY_ENTRY && b < e && k < e; k += (unsigned)(4 << lg))
+        amf_window4<T, PACKED, ACC, CACHE>(a, k, b, e, nnz, cols, local, val, x);
+    for (unsigned k = (b / B + (unsigned)l) * B; WB == B && !BY_ENTRY && b < e && k < e; k += (unsigned)(B << lg)) {
         amf_window<T> w;
         T xv[B];
         amf_load_window<T, PACKED, CACHE>(w, k, nnz, cols, local, val);
@@ -531,6 +586,8 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
                                     prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
                                                                 prm[AMF_P_UNIFORM])))
         return "uniform sub-blocks inconsistent with the layout";
+    if (prm[AMF_P_STEP_WINDOW] != AMF_BATCH && (prm[AMF_P_STEP_WINDOW] != 4 || prm[AMF_P_ONE_STEP] != 1))
+        return "step window out of range";
     if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] < 0 || prm[AMF_P_ONE_STEP] > 2 ||
                                      prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
         return "one-step kernel without one-step uniform sub-blocks";
@@ -601,18 +658,22 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
         else by_vals(std::integral_constant<int, 0>());
     };
     auto launch_step = [&](auto packed, auto acc, auto cached) { /* one-step uniform plans (long rows: see LONG) */
-        auto go = [&](auto by_entry, auto with_long) {
+        auto go = [&](auto by_entry, auto with_long, auto wb) {
             PORT_LAUNCH(grid, amf_block, 0, s,
                         amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value,
                                             decltype(cached)::value, decltype(by_entry)::value,
-                                            decltype(with_long)::value>)
+                                            decltype(with_long)::value, decltype(wb)::value>)
             (pieces, piece_len, subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val,
              long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
+        auto by_window = [&](auto with_long) {
+            if (prm[AMF_P_STEP_WINDOW] == 4) go(std::false_type(), with_long, std::integral_constant<int, 4>());
+            else go(std::false_type(), with_long, std::integral_constant<int, AMF_BATCH>());
+        };
         /* by entries only without long rows (the builder's rule); by windows with or without */
-        if (prm[AMF_P_ONE_STEP] == 2) go(std::true_type(), std::false_type());
-        else if (pieces > 0) go(std::false_type(), std::true_type());
-        else go(std::false_type(), std::false_type());
+        if (prm[AMF_P_ONE_STEP] == 2) go(std::true_type(), std::false_type(), std::integral_constant<int, AMF_BATCH>());
+        else if (pieces > 0) by_window(std::true_type());
+        else by_window(std::false_type());
     };
     auto by_kernel = [&](auto packed, auto acc, auto cached) {
         if (prm[AMF_P_ONE_STEP]) launch_step(packed, acc, cached);
