@@ -933,7 +933,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * -> 0.0811, stencil2d:5:1400 0.0601 -> 0.0567 / 0.0690 -> 0.0642, kron:20:16 0.2572 -> 0.2420 (H200);
      * fem3d:3:48 0.0821 -> 0.0794 on the H200 but 0.1092 -> 0.1126 on the H100, and lp:2000000:2000000:5 slower
      * on both, 0.0887 -> 0.0952 / 0.1058 -> 0.1163 (amf_step_window = 8 restores them). f32 keeps 8: 34 registers
-     * either way, 4 entries lost 1-4% (run JF) */
+     * with 8 entries, 32 with 4, and 4 entries lost 1-4% (run JF) */
     p.step_window = AMF_BATCH;
     if (p.one_step == 1)
         p.step_window = opt->amf_step_window != 0 ? opt->amf_step_window
