@@ -444,7 +444,8 @@ PORT_DEVICE void amf_window4(T *a, unsigned k, unsigned b, unsigned e, unsigned 
      * variant of the kernel needed 56 registers instead of 48 in f64 (circuit:5000000 0.1888 against 0.1718 ms) */
     int lr[H];
 #pragma unroll
-    for (int j = 0; j < H; j++) lr[j] = PACKED ? (int)(c[j] & 3u) : k + j < nnz ? (int)amf_ld_window<CACHE>(local + k + j) : 0;
+    for (int j = 0; j < H; j++)
+        lr[j] = PACKED ? (int)(c[j] & 3u) : k + j < nnz ? (int)amf_ld_window<CACHE>(local + k + j) : 0;
 #pragma unroll
     for (int j = 0; j < H; j++)
         xv[j] = k + j >= b && k + j < e ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
