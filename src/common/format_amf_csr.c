@@ -155,9 +155,10 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "window loads) or -1 (streaming window loads)", opt->amf_window_cache);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_step_window != 0 && opt->amf_step_window != 4 && opt->amf_step_window != AMF_BATCH) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_step_window = %d; expected 0 (automatic), 4 or %d (entries "
-                     "per window of the one-step kernel by windows)", opt->amf_step_window, AMF_BATCH);
+    if (opt->amf_step_window != 0 && opt->amf_step_window != AMF_SMALL_WINDOW && opt->amf_step_window != AMF_BATCH) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_step_window = %d; expected 0 (automatic), %d or %d (entries "
+                     "per window of the one-step kernel by windows)", opt->amf_step_window, AMF_SMALL_WINDOW,
+                     AMF_BATCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
@@ -937,7 +938,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.step_window = AMF_BATCH;
     if (p.one_step == 1)
         p.step_window = opt->amf_step_window != 0 ? opt->amf_step_window
-                        : A->precision == SPMV_F64 && p.wave_layout ? 4 : AMF_BATCH;
+                        : A->precision == SPMV_F64 && p.wave_layout ? AMF_SMALL_WINDOW : AMF_BATCH;
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 

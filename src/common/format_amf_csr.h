@@ -69,9 +69,9 @@ enum {
                                * ...); 0: the general kernel */
     AMF_P_WINDOW_CACHE = 19,  /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
                                * (options.amf_window_cache; no effect on the layout) */
-    AMF_P_STEP_WINDOW = 20    /* entries per window of the one-step kernel by windows (AMF_P_ONE_STEP = 1): 8
-                               * (AMF_BATCH), or 4 (options.amf_step_window; automatic in f64 on the many-wave
-                               * layouts); the other kernels take windows of AMF_BATCH whatever it says */
+    AMF_P_STEP_WINDOW = 20    /* entries per window of the one-step kernel by windows (AMF_P_ONE_STEP = 1):
+                               * AMF_BATCH, or AMF_SMALL_WINDOW (options.amf_step_window; automatic in f64 on the
+                               * many-wave layouts); the other kernels take windows of AMF_BATCH whatever it says */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */
@@ -80,6 +80,7 @@ enum {
 #define AMF_PIECE_PER_THREAD 16 /* a long-row piece is AMF_BLOCK * this many entries */
 #define AMF_PACK_LIMIT (1 << 30) /* columns below this pack the local row into their low 2 bits */
 #define AMF_BATCH 8             /* entries per lane loaded together (before any is used) by the kernels */
+#define AMF_SMALL_WINDOW 4      /* the one-step kernel's small windows (AMF_P_STEP_WINDOW, options.amf_step_window) */
 /* Automatic window caching (options.amf_window_cache = 0): the folds' windows are read with cached loads when the
  * windows they span hold at least 14% more slots than their entries (window_use <= 100/114), i.e. when that share
  * of window reads repeats a window a neighbouring fold reads too. H100 (session 14): circuit:5000000 (34%) and

@@ -13,7 +13,7 @@
  *               units [s K, min(s K + K, units)) at 2^AMF_P_UNIFORM_LANES lanes, taken from s as the kernel does.
  *               The one-step kernel by entries (AMF_P_ONE_STEP = 2): lane l takes entries fb + l, fb + l + L, ...
  *               instead of windows; the one-step kernel by windows (AMF_P_ONE_STEP = 1) takes windows of
- *               AMF_P_STEP_WINDOW entries (8 or 4). The 4-entry kernel fuses each product into its add (one
+ *               AMF_P_STEP_WINDOW entries (8 or 4). The 4-entry windows fuse each product into its add (one
  *               rounding instead of two): the same order, sums within the same bound.
  *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
@@ -55,7 +55,7 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
         const REAL *val = ARR(fd, AMF_A_VALUES, const REAL *);                                                        \
         const int packed = (int)fd->params[AMF_P_PACKED], fold_max = (int)fd->params[AMF_P_FOLD_MAX];                 \
         const int by_entry = fd->params[AMF_P_ONE_STEP] == 2;                                                         \
-        const int64_t B = fd->params[AMF_P_ONE_STEP] == 1 && fd->params[AMF_P_STEP_WINDOW] == 4 ? 4 : AMF_BATCH;     \
+        const int64_t B = fd->params[AMF_P_ONE_STEP] == 1 ? fd->params[AMF_P_STEP_WINDOW] : AMF_BATCH;              \
         const int64_t fb = fold_ptr[u], fe = fold_ptr[u + 1];                                                         \
         REAL acc[64][AMF_MAX_FOLD];                                                                                   \
         for (int l = 0; l < lanes; l++) {                                                                             \

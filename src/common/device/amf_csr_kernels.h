@@ -97,11 +97,11 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
  * f64 windows, and the streamed neighbour's evict-first hint covers the line). */
 template <bool CACHE, typename T> PORT_DEVICE T amf_ld_window(const T *p) { return CACHE ? port_ldg(p) : port_ld_stream(p); }
 
-template <typename T>
+template <typename T, int N = AMF_BATCH> /* N: AMF_BATCH, or AMF_SMALL_WINDOW (amf_small_window) */
 struct amf_window {
-    unsigned c[AMF_BATCH];
-    T v[AMF_BATCH];
-    int lr[AMF_BATCH]; /* local rows, unpacked layout only (packed: the low 2 bits of c; lr stays unused) */
+    unsigned c[N];
+    T v[N];
+    int lr[N]; /* local rows, unpacked layout only (packed: the low 2 bits of c; lr stays unused) */
 };
 
 template <typename T, bool PACKED, bool CACHE>
@@ -147,11 +147,11 @@ PORT_DEVICE void amf_load_vals(T *v, unsigned k0, unsigned nnz, const T *__restr
     }
 }
 
-template <typename T, bool PACKED, bool CACHE>
-PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
+template <typename T, bool PACKED, bool CACHE, int N = AMF_BATCH>
+PORT_DEVICE void amf_load_window(amf_window<T, N> &r, unsigned k0, unsigned nnz, const unsigned *__restrict__ cols,
                                  const unsigned char *__restrict__ local, const T *__restrict__ val)
 {
-    constexpr int B = AMF_BATCH, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
+    constexpr int B = N, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
     typedef typename port_vec<int, 4>::type cvec;
     typedef typename port_vec<T, V>::type tvec;
     static_assert(B % 4 == 0 && B % V == 0, "a window is whole vectors");
@@ -183,11 +183,11 @@ PORT_DEVICE void amf_load_window(amf_window<T> &r, unsigned k0, unsigned nnz, co
 
 /* The x entries of window k0's slots inside the fold [fb, fe) (the others read nothing), then each product into
  * the accumulator of its local row (a select, not a branch: no divergence on the local row). */
-template <typename T, bool PACKED>
+template <typename T, bool PACKED, int N = AMF_BATCH>
 PORT_DEVICE void amf_gather(T *xv, const unsigned *c, unsigned k0, unsigned fb, unsigned fe, const T *__restrict__ x)
 {
 #pragma unroll
-    for (int j = 0; j < AMF_BATCH; j++)
+    for (int j = 0; j < N; j++)
         xv[j] = k0 + j >= fb && k0 + j < fe ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
 }
 
@@ -408,54 +408,31 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
                                                   val, sub_unit, sub_lanes, x, y, alpha, beta);
 }
 
-/* One window of 4 entries [k, k + 4) of the fold [b, e) (the one-step kernel with AMF_P_STEP_WINDOW = 4): its
- * columns in one 16-byte load, its values in one or two, the x of its slots inside the fold, each product fused
- * into its row's accumulator (a slot outside the fold takes local row ACC: no accumulator). Written with the
- * skip and the fused add: with a select of +0 instead, nvcc turned the per-row adds into an indexed accumulator
- * array in local memory (32 bytes of stack in f64, 1.7-2x slower; session 20). */
+/* One small window of AMF_SMALL_WINDOW entries [k, k + H) of the fold [b, e) (the one-step kernel with
+ * AMF_P_STEP_WINDOW = AMF_SMALL_WINDOW): its columns, values and (packed) local rows, then the x of its slots
+ * inside the fold, each product fused into its row's accumulator (a slot outside the fold takes local row ACC: no
+ * accumulator). Written with the skip and the fused add: with a select of +0 instead, nvcc turned the per-row adds
+ * into an indexed accumulator array in local memory (32 bytes of stack in f64, 1.7-2x slower; session 20). The
+ * local rows are taken before the gathers: after them (with the column words kept live), the long-row variant of
+ * the kernel needed 56 registers instead of 48 in f64 (circuit:5000000 0.1888 against 0.1718 ms). */
 template <typename T, bool PACKED, int ACC, bool CACHE>
-PORT_DEVICE void amf_window4(T *a, unsigned k, unsigned b, unsigned e, unsigned nnz, const unsigned *__restrict__ cols,
-                             const unsigned char *__restrict__ local, const T *__restrict__ val,
-                             const T *__restrict__ x)
+PORT_DEVICE void amf_small_window(T *a, unsigned k, unsigned b, unsigned e, unsigned nnz,
+                                  const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
+                                  const T *__restrict__ val, const T *__restrict__ x)
 {
-    constexpr int H = 4, V = 16 / (int)sizeof(T); /* values per 16-byte vector */
-    typedef typename port_vec<int, 4>::type cvec;
-    typedef typename port_vec<T, V>::type tvec;
-    unsigned c[H];
-    T v[H], xv[H];
-    if (k + H <= nnz) { /* k is a multiple of 4: the vectors are aligned */
-        const cvec cv = amf_ld_window<CACHE>(reinterpret_cast<const cvec *>(cols + k));
+    constexpr int H = AMF_SMALL_WINDOW;
+    amf_window<T, H> w;
+    T xv[H];
+    amf_load_window<T, PACKED, CACHE, H>(w, k, nnz, cols, local, val);
 #pragma unroll
-        for (int j = 0; j < H; j++) c[j] = (unsigned)port_vec_get(cv, j);
-#pragma unroll
-        for (int i = 0; i < H / V; i++) {
-            const tvec t = amf_ld_window<CACHE>(reinterpret_cast<const tvec *>(val + k) + i);
-#pragma unroll
-            for (int j = 0; j < V; j++) v[i * V + j] = port_vec_get(t, j);
-        }
-    } else { /* the array's last, partial window */
-#pragma unroll
-        for (int j = 0; j < H; j++) {
-            c[j] = k + j < nnz ? amf_ld_window<CACHE>(cols + k + j) : 0u;
-            v[j] = k + j < nnz ? amf_ld_window<CACHE>(val + k + j) : T(0);
-        }
-    }
-    /* the local rows before the gathers: taken after them (with the column words kept live), the long-row
-     * variant of the kernel needed 56 registers instead of 48 in f64 (circuit:5000000 0.1888 against 0.1718 ms) */
-    int lr[H];
-#pragma unroll
-    for (int j = 0; j < H; j++)
-        lr[j] = PACKED ? (int)(c[j] & 3u) : k + j < nnz ? (int)amf_ld_window<CACHE>(local + k + j) : 0;
-#pragma unroll
-    for (int j = 0; j < H; j++)
-        xv[j] = k + j >= b && k + j < e ? port_ldg(x + (PACKED ? c[j] >> 2 : c[j])) : T(0);
+    for (int j = 0; j < H && PACKED; j++) w.lr[j] = (int)(w.c[j] & 3u);
+    amf_gather<T, PACKED, H>(xv, w.c, k, b, e, x);
 #pragma unroll
     for (int j = 0; j < H; j++) {
-        const bool in = k + j >= b && k + j < e;
-        const int r = in ? lr[j] : ACC;
+        const int r = k + j >= b && k + j < e ? w.lr[j] : ACC;
 #pragma unroll
         for (int i = 0; i < ACC; i++)
-            if (r == i) a[i] = fma(v[j], xv[j], a[i]);
+            if (r == i) a[i] = fma(w.v[j], xv[j], a[i]);
     }
 }
 
@@ -468,7 +445,7 @@ PORT_DEVICE void amf_window4(T *a, unsigned k, unsigned b, unsigned e, unsigned 
  *   BY_ENTRY false (AMF_P_ONE_STEP = 1)  windows l, l + L, ... of its fold (one where every fold spans at most L
  *                                        windows, what the builder picks for one wave of warps), as the general
  *                                        kernel does; windows of WB = AMF_P_STEP_WINDOW entries: 8 (AMF_BATCH),
- *                                        or 4 (amf_window4), which in f64 needs 40 registers instead of 48
+ *                                        or 4 (amf_small_window), which in f64 needs 40 registers instead of 48
  *                                        (6 resident blocks instead of 5) and on short folds reads fewer slots
  *                                        outside the fold;
  *   BY_ENTRY true (AMF_P_ONE_STEP = 2)   entries l, l + L, ... of its fold, one at a time, each product fused into
@@ -530,9 +507,11 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
         }
     }
     /* k < 2^31 + 8W: no wrap */
-    for (unsigned k = (b / 4 + (unsigned)l) * 4; WB == 4 && !BY_ENTRY && b < e && k < e; k += (unsigned)(4 << lg))
-        amf_window4<T, PACKED, ACC, CACHE>(a, k, b, e, nnz, cols, local, val, x);
-    for (unsigned k = (b / B + (unsigned)l) * B; WB == B && !BY_ENTRY && b < e && k < e; k += (unsigned)(B << lg)) {
+    for (unsigned k = (b / WB + (unsigned)l) * WB; !BY_ENTRY && b < e && k < e; k += (unsigned)(WB << lg)) {
+        if (WB == AMF_SMALL_WINDOW) {
+            amf_small_window<T, PACKED, ACC, CACHE>(a, k, b, e, nnz, cols, local, val, x);
+            continue;
+        }
         amf_window<T> w;
         T xv[B];
         amf_load_window<T, PACKED, CACHE>(w, k, nnz, cols, local, val);
@@ -587,7 +566,7 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
                                     prm[AMF_P_SUB_BLOCKS] != (prm[AMF_P_UNITS] + prm[AMF_P_UNIFORM] - 1) /
                                                                 prm[AMF_P_UNIFORM])))
         return "uniform sub-blocks inconsistent with the layout";
-    if (prm[AMF_P_STEP_WINDOW] != AMF_BATCH && (prm[AMF_P_STEP_WINDOW] != 4 || prm[AMF_P_ONE_STEP] != 1))
+    if (prm[AMF_P_STEP_WINDOW] != AMF_BATCH && (prm[AMF_P_STEP_WINDOW] != AMF_SMALL_WINDOW || prm[AMF_P_ONE_STEP] != 1))
         return "step window out of range";
     if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] < 0 || prm[AMF_P_ONE_STEP] > 2 ||
                                      prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
@@ -668,7 +647,8 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
              long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
         };
         auto by_window = [&](auto with_long) {
-            if (prm[AMF_P_STEP_WINDOW] == 4) go(std::false_type(), with_long, std::integral_constant<int, 4>());
+            if (prm[AMF_P_STEP_WINDOW] == AMF_SMALL_WINDOW)
+                go(std::false_type(), with_long, std::integral_constant<int, AMF_SMALL_WINDOW>());
             else go(std::false_type(), with_long, std::integral_constant<int, AMF_BATCH>());
         };
         /* by entries only without long rows (the builder's rule); by windows with or without */
