@@ -148,38 +148,6 @@ static uint32_t permutation_apply(const index_permutation *p, uint32_t x)
  * Sorting and sampling column indices
  * ========================================================================================================= */
 
-static int compare_int32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
-static void sort_int32(int32_t *a, int32_t n)
-{
-    if (n > 32) {
-        qsort(a, (size_t)n, sizeof *a, compare_int32);
-        return;
-    }
-    for (int32_t i = 1; i < n; i++) { /* rows are short: insertion sort beats qsort's call overhead */
-        int32_t v = a[i], j = i - 1;
-        while (j >= 0 && a[j] > v) {
-            a[j + 1] = a[j];
-            j--;
-        }
-        a[j + 1] = v;
-    }
-}
-
-/* Remove repeats from a sorted array; returns the new length. */
-static int32_t unique_sorted(int32_t *a, int32_t n)
-{
-    int32_t kept = 0;
-    for (int32_t i = 0; i < n; i++)
-        if (kept == 0 || a[i] != a[kept - 1])
-            a[kept++] = a[i];
-    return kept;
-}
-
 /* k distinct values of [0, range), sorted, uniformly among all k-subsets. Dense draws (k > range/8) walk the
  * range once (selection sampling); sparse draws draw with repetition, then redraw what duplicates removed
  * (the procedure treats all labels alike, so every subset is equally likely). */
@@ -196,8 +164,8 @@ static void sample_distinct(rng *r, int32_t range, int32_t k, int32_t *out)
     while (have < k) {
         for (int32_t i = have; i < k; i++)
             out[i] = (int32_t)rng_below(r, (uint64_t)range);
-        sort_int32(out, k);
-        have = unique_sorted(out, k);
+        spmvport_sort_int32(out, k);
+        have = spmvport_unique_sorted(out, k);
     }
 }
 
@@ -645,8 +613,8 @@ static int32_t lp_fill(const generator *g, int32_t row, int32_t *col, double *va
             popular = g->n - 1;
         col[t] = (int32_t)permutation_apply(&g->permutation, (uint32_t)popular);
     }
-    sort_int32(col, k);
-    k = unique_sorted(col, k);
+    spmvport_sort_int32(col, k);
+    k = spmvport_unique_sorted(col, k);
     fill_random_values(g, row, col, val, k);
     return k;
 }
@@ -743,8 +711,8 @@ static int32_t circuit_fill(const generator *g, int32_t row, int32_t *col, doubl
         sample_distinct(&dense_rng, g->n, g->dense_row_length[dense], col + count);
         count += g->dense_row_length[dense];
     }
-    sort_int32(col, count);
-    count = unique_sorted(col, count);
+    spmvport_sort_int32(col, count);
+    count = spmvport_unique_sorted(col, count);
     double off_sum = 0.0;
     int32_t diag = 0;
     for (int32_t k = 0; k < count; k++) {
@@ -816,7 +784,7 @@ static spmv_status_t circuit_dense_rows(generator *g)
         return SPMV_STATUS_OUT_OF_MEMORY;
     for (int32_t k = 0; k < d; k++)
         g->dense_rows[k] = (int32_t)permutation_apply(&g->permutation, (uint32_t)k);
-    sort_int32(g->dense_rows, d);
+    spmvport_sort_int32(g->dense_rows, d);
     /* lengths follow the sorted order, so circuit_fill's binary search finds a row's length and stream */
     for (int32_t k = 0; k < d; k++)
         g->dense_row_length[k] = circuit_dense_length(g, k);

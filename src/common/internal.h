@@ -96,6 +96,10 @@ static inline size_t spmvport_value_size(spmv_precision_t p) { return p == SPMV_
 void *spmvport_malloc_array(size_t count, size_t size);
 void *spmvport_calloc_array(size_t count, size_t size);
 double spmvport_now_ms(void);
+/* Sort n indices ascending (insertion sort up to 32, qsort beyond); drop repeats from a sorted array, returning
+ * the count kept (src/common/util.c). */
+void spmvport_sort_int32(int32_t *a, int32_t n);
+int32_t spmvport_unique_sorted(int32_t *a, int32_t n);
 
 /* Format data life cycle (src/common/format.c): add an array (takes ownership of data) or allocate one. */
 void spmvport_format_data_free(spmvport_format_data *fd);
@@ -107,5 +111,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
                                     char *msg, size_t msglen);
 /* Choose a format for SPMV_FORMAT_AUTO. */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev);
+/* How scattered A's reads of x are (src/common/matrix.c): distinct 32-byte x sectors per entry over groups of 32
+ * consecutive rows (what a warp of 4-row folds or csr_scalar's 32 rows gathers), sampled at up to 1024 evenly
+ * spaced groups of at most 1024 entries, rows of skip_len or more entries left out (INT32_MAX: none). 1: every
+ * entry its own sector (random columns: uniform, lp, kron 0.97-1.0); stencils 0.16-0.19 (f64), fem3d 0.04,
+ * circuit:5000000 0.34 (its diagonal and dense columns); 0 without entries; -1 when a buffer could not be
+ * allocated. At least SPMVPORT_X_SCATTERED: scattered (amf_csr's lanes, the automatic format choice). */
+double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len);
+#define SPMVPORT_X_SCATTERED 0.6
 
 #endif /* SPMVPORT_INTERNAL_H */

@@ -333,3 +333,45 @@ spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char *path)
     free(C.val);
     return st == SPMV_STATUS_SUCCESS ? st : spmvport_fail(NULL, st, "%s", msg);
 }
+
+/* ==================================================================================================== */
+/* How scattered the reads of x are                                                                     */
+/* ==================================================================================================== */
+
+#define X_GROUP_ROWS 32     /* distinct x sectors per entry over groups of this many rows (a warp's 4-row folds) */
+#define X_GROUPS 1024       /* sampled at this many evenly spaced groups */
+#define X_GROUP_ENTRIES 1024 /* of at most this many entries each */
+#define X_SECTOR_BYTES 32   /* the memory system's sector */
+#define X_OMP_MIN 65536     /* fewer rows stay serial */
+
+double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
+{
+    const int64_t per_sector = X_SECTOR_BYTES / (int64_t)spmvport_value_size(A->precision);
+    const int64_t groups_all = ((int64_t)A->m + X_GROUP_ROWS - 1) / X_GROUP_ROWS;
+    const int64_t groups = groups_all < X_GROUPS ? groups_all : X_GROUPS;
+    int64_t sectors = 0, entries = 0;
+    int failed = 0;
+#pragma omp parallel reduction(+ : sectors, entries, failed) if (groups * X_GROUP_ROWS > X_OMP_MIN)
+    {
+        int32_t *buf = malloc(X_GROUP_ENTRIES * sizeof(int32_t));
+        if (buf == NULL) failed = 1;
+#pragma omp for schedule(static)
+        for (int64_t g = 0; g < groups; g++) {
+            if (buf == NULL) continue;
+            const int64_t first = g * groups_all / groups * X_GROUP_ROWS; /* evenly spaced, a group apart */
+            const int64_t last = first + X_GROUP_ROWS < A->m ? first + X_GROUP_ROWS : A->m;
+            int32_t k = 0;
+            for (int64_t r = first; r < last && k < X_GROUP_ENTRIES; r++) {
+                if (A->row_ptr[r + 1] - A->row_ptr[r] >= skip_len) continue;
+                for (int32_t j = A->row_ptr[r]; j < A->row_ptr[r + 1] && k < X_GROUP_ENTRIES; j++)
+                    buf[k++] = (int32_t)(A->col_idx[j] / per_sector);
+            }
+            spmvport_sort_int32(buf, k);
+            sectors += spmvport_unique_sorted(buf, k);
+            entries += k;
+        }
+        free(buf);
+    }
+    if (failed) return -1.0;
+    return entries > 0 ? (double)sectors / (double)entries : 0.0;
+}

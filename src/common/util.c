@@ -1,5 +1,5 @@
 /*
- * util.c -- error recording, checked allocation, clocks, status and enum names.
+ * util.c -- error recording, checked allocation, clocks, sorting small index arrays, status and enum names.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -147,4 +147,37 @@ double spmvport_now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- sorting index arrays ------------------------------------------------------------------------------- */
+
+static int compare_int32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+void spmvport_sort_int32(int32_t *a, int32_t n)
+{
+    if (n > 32) {
+        qsort(a, (size_t)n, sizeof *a, compare_int32);
+        return;
+    }
+    for (int32_t i = 1; i < n; i++) { /* rows are short: insertion sort beats qsort's call overhead */
+        int32_t v = a[i], j = i - 1;
+        while (j >= 0 && a[j] > v) {
+            a[j + 1] = a[j];
+            j--;
+        }
+        a[j + 1] = v;
+    }
+}
+
+int32_t spmvport_unique_sorted(int32_t *a, int32_t n)
+{
+    int32_t kept = 0;
+    for (int32_t i = 0; i < n; i++)
+        if (kept == 0 || a[i] != a[kept - 1])
+            a[kept++] = a[i];
+    return kept;
 }
