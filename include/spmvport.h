@@ -293,7 +293,8 @@ typedef struct spmv_plan_options {
     int amf_fixed_fold;          /* 0 = adaptive folding (T_s and the window cap); -1 = adaptive by T_s alone, without
                                   * the window cap (the rule until 0.2.x's fourth round); 1..4 = fold exactly this many
                                   * rows (fixed baseline) */
-    int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model);
+    int amf_lanes;               /* 0 = lanes per fold per sub-block from the fold lengths (a round-trip model;
+                                  * on many waves of one-step warps, one window a lane where x is read scattered);
                                   * 2, 4, .. 64 = this many for every sub-block (capped at W), to measure the model */
     int amf_waves;               /* 0 = 2; 1..64 = sub-blocks aim at this many waves of resident warps (fewer: longer
                                   * sub-blocks, set-up paid less often; each still 1..16 steps of folds) */
@@ -375,7 +376,9 @@ typedef struct spmv_plan_options {
                                   * power-law rows) */
     /* SPMV_FORMAT_AMF_CSR, added after 0.2.0 (a reserved slot) */
     int amf_window_cache;        /* how the kernels read the folds' windows of 8 entries: 0 = automatic (cached
-                                  * where windows shared by neighbouring folds are at least 14% of the reads,
+                                  * where windows shared by neighbouring folds are at least 14% of the reads, but
+                                  * streamed on many waves of one-step warps with 8-entry windows where x is read
+                                  * along diagonals and with 4-entry windows where it is read scattered,
                                   * docs/formats/amf_csr.md), 1 = cached loads (a window read by two folds comes
                                   * from the caches the second time), -1 = streaming loads (read once, the caches
                                   * are left to x). Other values: SPMV_STATUS_INVALID_ARGUMENT */

@@ -227,6 +227,16 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
             }
         }
         support_cases_free(cases, n);
+        { /* random columns, many waves of one-step warps: one window a lane (8 lanes of 4-entry windows in f64, 4
+           * lanes of 8-entry windows in f32), automatic options */
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, "lp:700000:700000:5", prec, 7), SPMV_STATUS_SUCCESS);
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "lp:700000:700000:5", A, 1);
+            cr_assert(r >= 0, "lp:700000:700000:5: %s", spmv_last_error(ctx));
+            spmv_matrix_destroy(A);
+        }
     }
     spmv_context_destroy(ctx);
 }

@@ -70,12 +70,17 @@ Test(csr_lb_split, empty_row_runs)
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
  * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
- * 27-point stencil, uniform 16 a row) take amf_csr; with a 60 MB L2 every long-row class fits: regular long rows
- * take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs) amf_csr. */
+ * 27-point stencil, uniform 16 a row) take amf_csr, and so do regular short rows whose columns are random (lp,
+ * uniform 3 a row: x read scattered), while the stencils' short rows keep csr_scalar; with a 60 MB L2 every
+ * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
+ * amf_csr, short regular rows csr_scalar. */
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
         {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil2d:5:100", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
+        {"lp:20000:20000:5", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR}, /* short rows, x read scattered */
+        {"uniform:20000:3", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR},
         {"uniform:20000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},

@@ -69,7 +69,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 
 /* The automatic choice, from the row-length profile and the measurements in docs/performance.md (H200; the
  * beyond-L2 rule for regular rows also on the H100, session 20):
- *   regular rows (longest <= 2 x average + 16), average <= 12   csr_scalar  (7-point stencil: 1.35x cuSPARSE f64)
+ *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
+ *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
+ *                                                                             1.02-1.12x csr_scalar f64; session 21)
+ *   other regular rows (longest <= 2 x average + 16), avg <= 12  csr_scalar  (7-point stencil: 1.35x cuSPARSE f64)
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
  *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
@@ -93,12 +96,14 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     }
     const double avg = (double)A->nnz / A->m;
     const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
-    if (regular && avg <= 12) return SPMV_FORMAT_CSR_SCALAR;
+    const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
+                         ((double)A->m + 1) * sizeof(int32_t);
+    const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
+    if (regular && avg <= 12)
+        return gpu && !in_l2 && spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED ? SPMV_FORMAT_AMF_CSR
+                                                                                          : SPMV_FORMAT_CSR_SCALAR;
     if (gpu) {
-        const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
-                             ((double)A->m + 1) * sizeof(int32_t);
-        if (dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes)
-            return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
+        if (in_l2) return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
         return avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
     }

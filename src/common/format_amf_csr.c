@@ -67,12 +67,14 @@ static int lanes_log2_for(double avg, int w_log2)
     return e;
 }
 
-/* Aligned windows of AMF_BATCH entries that fold u spans (what the kernel loads). */
-static int64_t fold_windows(const int32_t *fold_ptr, int32_t u)
+/* Aligned windows of `win` entries that fold u spans (what the kernel loads). */
+static int64_t fold_windows_of(const int32_t *fold_ptr, int32_t u, int64_t win)
 {
     const int64_t b = fold_ptr[u], e = fold_ptr[u + 1];
-    return e > b ? (e + AMF_BATCH - 1) / AMF_BATCH - b / AMF_BATCH : 0;
+    return e > b ? (e + win - 1) / win - b / win : 0;
 }
+
+static int64_t fold_windows(const int32_t *fold_ptr, int32_t u) { return fold_windows_of(fold_ptr, u, AMF_BATCH); }
 
 static int32_t row_len(const spmv_matrix_t *A, int32_t r) { return A->row_ptr[r + 1] - A->row_ptr[r]; }
 
@@ -216,6 +218,8 @@ typedef struct {
     int window_cache;        /* 1: cached window loads (options.amf_window_cache, AMF_CACHE_REREAD_PCT) */
     int wave_layout;         /* choose_uniform took many waves of one-step warps by windows (wave_lanes_log2) */
     int step_window;         /* entries per window of the one-step kernel by windows (AMF_P_STEP_WINDOW) */
+    int wave_window;         /* the window the one-step kernel would take on the many-wave layout (its lanes) */
+    double x_sectors;        /* spmvport_x_sector_use: distinct x sectors per short-row entry, row groups */
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
@@ -485,16 +489,17 @@ static int64_t grouped_total(const amf_plan *p, const int32_t *fold_ptr, const i
     return total;
 }
 
-/* The rounds of all one-step warps at 2^lg lanes a fold: a warp's rounds are its longest fold's windows over the
- * lanes (at least one; long units are empty folds there). */
-static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int lg)
+/* The rounds of all one-step warps at 2^lg lanes a fold: a warp's rounds are its longest fold's windows of `win`
+ * entries over the lanes (at least one; long units are empty folds there). */
+static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int lg, int64_t win)
 {
     const int32_t side = p->w >> lg;
     int64_t rounds = 0;
     for (int32_t b = 0; b < p->units; b += side) {
         int64_t most = 1;
         for (int32_t u = b; u < p->units && u < b + side; u++) {
-            const int64_t need = amf_unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows(fold_ptr, u) + (1 << lg) - 1) >> lg;
+            const int64_t need =
+                amf_unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows_of(fold_ptr, u, win) + (1 << lg) - 1) >> lg;
             if (need > most) most = need;
         }
         rounds += most;
@@ -516,7 +521,16 @@ static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int
  * skewed, long rows; 4 lanes cut to 8 by the rounds) 0.2932 / 0.2551 -> 0.2827 / 0.2497 (4 lanes 0.3049 / 0.2608,
  * 16 lanes 0.2912 / 0.2508); circuit:5000000 (3.4, long rows; 4 lanes) 0.2524 / 0.1520 -> 0.2398 / 0.1361 (8 lanes
  * 0.3167 / 0.1814); uniform:2000000:16 (8.0; 4 lanes) 0.3249 / 0.3000 -> 0.3074 / 0.2773; uniform:1000000:3 (2.0)
- * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Beyond 48 windows a fold: unmeasured, grouped. */
+ * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Beyond 48 windows a fold: unmeasured, grouped.
+ * Where x is read scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED: random columns, every gather its own
+ * sector), one window of the kernel's own size (wave_window) a lane instead: the warps' chains of dependent
+ * gathers are what such a matrix waits on, and a lane that takes its fold in one round ends its chain sooner;
+ * where x is read along diagonals (stencils, FEM, circuits) the kernel is bound by its instructions and fewer
+ * lanes, each with more windows, issue fewer. H200, session 21 (runs KA, KB), f64 windows of 4, ms at the old
+ * -> the new lanes: lp:2000000:2000000:5 (0.99 sectors an entry) 4 -> 8 lanes 0.0944 -> 0.0857, uniform:2000000:16
+ * 4 -> 16 0.2602 -> 0.2481, kron:20:16 8 -> 16 0.2414 -> 0.2362; f32 (windows of 8) uniform:2000000:16 4 -> 8
+ * 0.2363 -> 0.2336. stencil2d:5:1400 (0.16) at 8 lanes 0.0625 against 0.0566 at 4, stencil3d:7:160 (0.19) 0.1308
+ * against 0.1164, circuit:5000000 (0.34) 0.1993 against 0.1716: scattered x alone chooses. */
 static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, const int32_t *fold_row,
                            const int32_t *fold_ptr)
 {
@@ -527,13 +541,24 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
     const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
     if (avg > AMF_WAVE_WINDOWS) return 0;
     int lg = p->lanes_log2;
-    if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane; then more lanes while
-                    * they cut the warps' rounds in all (skewed folds) */
+    if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane (scattered x: one
+                    * window of the kernel's own size a lane); then more lanes while they cut the warps' rounds in
+                    * all (skewed folds) */
+        const int scattered = p->x_sectors >= SPMVPORT_X_SCATTERED;
+        const int64_t win = scattered ? p->wave_window : AMF_BATCH;
+        double per_lane = AMF_WAVE_LANE_WINDOWS, wavg = avg;
+        if (scattered) {
+            int64_t own = 0;
+            for (int32_t u = 0; u < p->units; u++)
+                if (!amf_unit_is_long(fold_row, fold_ptr, u)) own += fold_windows_of(fold_ptr, u, win);
+            per_lane = 1.0;
+            wavg = p->folds > 0 ? (double)own / p->folds : 0.0;
+        }
         lg = 2;
-        while (lg < p->w_log2 && (double)(AMF_WAVE_LANE_WINDOWS << lg) < avg) lg++;
-        int64_t rounds = wave_rounds(p, fold_row, fold_ptr, lg);
+        while (lg < p->w_log2 && per_lane * (1 << lg) < wavg) lg++;
+        int64_t rounds = wave_rounds(p, fold_row, fold_ptr, lg, win);
         while (lg < p->w_log2) {
-            const int64_t more = wave_rounds(p, fold_row, fold_ptr, lg + 1);
+            const int64_t more = wave_rounds(p, fold_row, fold_ptr, lg + 1, win);
             if (more >= rounds) break;
             lg++;
             rounds = more;
@@ -801,14 +826,16 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
-                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d;step_window=%d",
+                 "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d;step_window=%d;"
+                 "x_sectors=%.3f",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
                  p->lanes_log2 > 0 ? "fixed" : "model", mix, packed, p->min_blocks,
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, p->slot_use, p->window_use,
-                 (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache, p->step_window);
+                 (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache, p->step_window,
+                 p->x_sectors);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -910,6 +937,11 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     st = add_array(fd, "sub_lanes", (size_t)p.units, 1, 0, (void **)&lanes); /* room for either layout */
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
+    /* the window the one-step kernel by windows will take on the many-wave layout (below), and how scattered the
+     * reads of x are: both set its lanes (wave_lanes_log2) */
+    p.wave_window = opt->amf_step_window != 0 ? opt->amf_step_window
+                    : A->precision == SPMV_F64 ? AMF_SMALL_WINDOW : AMF_BATCH;
+    p.x_sectors = spmvport_x_sector_use(A, AMF_LONG_MIN);
     choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, opt->amf_one_step, fold_row, fold_ptr, sub_unit,
                    lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
@@ -951,9 +983,18 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     slot_stats(&p, fd->arrays[AMF_A_FOLD_ROW].data, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data,
                fd->arrays[AMF_A_SUB_LANES].data, &p.slot_use, &p.window_use);
     /* a window that two folds read, read twice: cached where that is a large share of the reads (the second read
-     * then comes from the caches, not DRAM), streamed elsewhere (the matrix stream would evict x) */
+     * then comes from the caches, not DRAM), streamed elsewhere (the matrix stream would evict x). On many waves of
+     * one-step warps by windows, streamed also where x is read along diagonals with 8-entry windows (f32) and
+     * where it is read scattered with 4-entry windows (f64): measured, not modelled. H100, session 21 (runs KG,
+     * KH), ms cached -> streamed: f32 circuit:5000000 0.1360 -> 0.1190, stencil2d:5:1400 0.0459 -> 0.0384
+     * (stencil3d:7:160 a tie); f64 lp:2000000:2000000:5 0.1013 -> 0.0964, uniform:1000000:3 0.0344 -> 0.0338;
+     * while f64 on diagonals loses streamed (stencil2d 0.0638 -> 0.0770, stencil3d 0.1501 -> 0.1931, circuit
+     * 0.2196 -> 0.2403) and f32 scattered is mixed (lp 0.0906 -> 0.0894, uniform:1000000:3 0.0301 -> 0.0311) */
+    const int scattered = p.x_sectors >= SPMVPORT_X_SCATTERED;
+    const int stream = p.one_step == 1 && p.wave_layout &&
+                       (p.step_window == AMF_SMALL_WINDOW ? scattered : !scattered);
     p.window_cache = opt->amf_window_cache != 0 ? opt->amf_window_cache > 0
-                     : p.window_use * (100 + AMF_CACHE_REREAD_PCT) <= 100.0;
+                     : !stream && p.window_use * (100 + AMF_CACHE_REREAD_PCT) <= 100.0;
     write_params(fd, &p, packed);
     if (fd->params[AMF_P_GRID] > INT32_MAX) {
         spmvport_msg(msg, msglen, "amf_csr: %lld thread blocks exceed the grid limit",
