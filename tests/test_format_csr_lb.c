@@ -68,6 +68,42 @@ Test(csr_lb_split, empty_row_runs)
     free(ptr), free(col), free(val);
 }
 
+/* spmvport_x_sector_use on matrices whose answer is known: 64 x 256, one entry a row. Column r (the diagonal):
+ * each group of 32 rows reads 32 consecutive x, 8 sectors of 4 doubles or 4 of 8 floats: 0.25 / 0.125. Column
+ * 4 r: every entry its own f64 sector (1.0), two f32 entries a sector (0.5). Rows of skip_len or more entries are
+ * left out (skip_len 1: all, 0 entries: 0); no entries: 0. */
+static double x_sectors_for(int32_t stride, spmv_precision_t precision, int32_t skip_len)
+{
+    int32_t ptr[65], col[64];
+    double val[64];
+    for (int32_t r = 0; r <= 64; r++) ptr[r] = r;
+    for (int32_t r = 0; r < 64; r++) col[r] = stride * r, val[r] = 1.0;
+    spmv_matrix_t *A = NULL, *B = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, 64, 256, 64, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    if (precision == SPMV_F32) {
+        cr_assert_eq(spmv_matrix_convert(&B, A, SPMV_F32), SPMV_STATUS_SUCCESS);
+        spmv_matrix_destroy(A);
+        A = B;
+    }
+    const double v = spmvport_x_sector_use(A, skip_len);
+    spmv_matrix_destroy(A);
+    return v;
+}
+
+Test(format_choose, x_sector_use)
+{
+    cr_assert_float_eq(x_sectors_for(1, SPMV_F64, INT32_MAX), 0.25, 1e-12);
+    cr_assert_float_eq(x_sectors_for(1, SPMV_F32, INT32_MAX), 0.125, 1e-12);
+    cr_assert_float_eq(x_sectors_for(4, SPMV_F64, INT32_MAX), 1.0, 1e-12);
+    cr_assert_float_eq(x_sectors_for(4, SPMV_F32, INT32_MAX), 0.5, 1e-12);
+    cr_assert_float_eq(x_sectors_for(4, SPMV_F64, 1), 0.0, 1e-12);
+    spmv_matrix_t *E = NULL;
+    int32_t eptr[4] = {0, 0, 0, 0};
+    cr_assert_eq(spmv_matrix_create_csr(&E, 3, 3, 0, eptr, NULL, NULL, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    cr_assert_float_eq(spmvport_x_sector_use(E, INT32_MAX), 0.0, 1e-12);
+    spmv_matrix_destroy(E);
+}
+
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
  * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
  * 27-point stencil, uniform 16 a row) take amf_csr, and so do regular short rows whose columns are random (lp,
