@@ -523,10 +523,10 @@ static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int
  * 0.3167 / 0.1814); uniform:2000000:16 (8.0; 4 lanes) 0.3249 / 0.3000 -> 0.3074 / 0.2773; uniform:1000000:3 (2.0)
  * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Beyond 48 windows a fold: unmeasured, grouped.
  * Where x is read scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED: random columns, every gather its own
- * sector), one window of the kernel's own size (wave_window) a lane instead: the warps' chains of dependent
- * gathers are what such a matrix waits on, and a lane that takes its fold in one round ends its chain sooner;
- * where x is read along diagonals (stencils, FEM, circuits) the kernel is bound by its instructions and fewer
- * lanes, each with more windows, issue fewer. H200, session 21 (runs KA, KB), f64 windows of 4, ms at the old
+ * sector), one window of the kernel's own size (wave_window) a lane instead. Likely (not profiled): such a
+ * matrix waits on the warps' chains of dependent gathers, which one round a fold shortens, while along diagonals
+ * (stencils, FEM, circuits) the gathers hit the caches and the kernel is bound by its instructions, which more
+ * lanes a fold multiply (their reductions). H200, session 21 (runs KA, KB), f64 windows of 4, ms at the old
  * -> the new lanes: lp:2000000:2000000:5 (0.99 sectors an entry) 4 -> 8 lanes 0.0944 -> 0.0857, uniform:2000000:16
  * 4 -> 16 0.2602 -> 0.2481, kron:20:16 8 -> 16 0.2414 -> 0.2362; f32 (windows of 8) uniform:2000000:16 4 -> 8
  * 0.2363 -> 0.2336. stencil2d:5:1400 (0.16) at 8 lanes 0.0625 against 0.0566 at 4, stencil3d:7:160 (0.19) 0.1308
