@@ -864,6 +864,9 @@ Test(amf_csr, uniform_sub_blocks)
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
      * whose modelled total is less (NotreDame_www), which run by entries at the lanes for 2 entries a lane (4) */
     cr_assert_gt(automatic_layout("uniform:200000:2", 5, 8, 2, AMF_BATCH), 2592, "uniform:200000:2: many waves");
+    /* ... but folds longer than a window (the 5-point stencil's 4-row folds of 20 entries) run by windows, at the
+     * lanes the one-step model chose (2, 16 folds a warp) */
+    automatic_layout("stencil2d:5:500", 5, 16, 1, AMF_BATCH);
     /* long rows among short folds (a circuit with dense lines): many waves of one-step warps by windows too, whose
      * sub-blocks span the long units; their pieces compute them. amf_one_step = 2 (by entries) or -1 (the general
      * kernel), amf_waves or amf_uniform = -1: grouped by T_l. */

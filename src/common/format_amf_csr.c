@@ -946,12 +946,19 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
                    lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
      * the warps fit in one wave (launch floor: each lane's window is one round trip), by entries where they need
-     * many waves (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the fold length (unless fixed
+     * many waves and the folds are short (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the fold length (unless fixed
      * by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8 f32, at 4 lanes instead of
      * windows at 2 */
     if (opt->amf_one_step != -1 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg)) {
         /* by entries only without long rows (the kernel by entries has no long-row blocks) */
-        const int entries = p.long_rows == 0 && (opt->amf_one_step == 2 || (opt->amf_one_step == 0 && p.short_waves));
+        /* automatic: only where an average fold is at most one window of entries (NotreDame_www 7.4); longer folds
+         * fill their windows and ran slower by entries (H200, session 21, run KN, ms f64 / f32 by entries -> by
+         * windows: stencil2d:5:500 0.0127 / 0.0110 -> 0.0105 / 0.0079, stencil2d:5:700 0.0211 / 0.0171 -> 0.0166
+         * / 0.0112, uniform:300000:4 0.0143 / 0.0140 -> 0.0141 / 0.0132, lp:300000:300000:5 0.0172 / 0.0158 ->
+         * 0.0172 / 0.0150; NotreDame_www 0.0115 / 0.0098 -> 0.0136 / 0.0103) */
+        const int short_folds = p.folds > 0 && p.short_nnz <= (int64_t)AMF_BATCH * p.folds;
+        const int entries = p.long_rows == 0 && (opt->amf_one_step == 2 ||
+                                                 (opt->amf_one_step == 0 && p.short_waves && short_folds));
         p.one_step = entries ? 2 : 1;
         if (entries && p.lanes_log2 == 0) {
             const int lg = entry_lanes_log2(&p);
