@@ -99,9 +99,10 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
-    if (regular && avg <= 12)
-        return gpu && !in_l2 && spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED ? SPMV_FORMAT_AMF_CSR
-                                                                                          : SPMV_FORMAT_CSR_SCALAR;
+    if (regular && avg <= 12) {
+        const int scattered = gpu && !in_l2 && spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
+        return scattered ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_SCALAR;
+    }
     if (gpu) {
         if (in_l2) return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
