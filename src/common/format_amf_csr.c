@@ -507,6 +507,15 @@ static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int
     return rounds;
 }
 
+/* The short folds' mean count of aligned windows of `win` entries (long units left out). */
+static double mean_fold_windows(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int64_t win)
+{
+    int64_t windows = 0;
+    for (int32_t u = 0; u < p->units; u++)
+        if (!amf_unit_is_long(fold_row, fold_ptr, u)) windows += fold_windows_of(fold_ptr, u, win);
+    return p->folds > 0 ? (double)windows / p->folds : 0.0;
+}
+
 /* Many waves of one-step warps by windows (choose_uniform, automatic mode, without amf_waves): log2 of the lanes per
  * fold, or 0 (grouped sub-blocks) where the folds span more than AMF_WAVE_WINDOWS aligned windows on average or
  * the one-step warps at those lanes would not outnumber the warps the device holds at once (multiprocessors x
@@ -535,10 +544,7 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
                            const int32_t *fold_ptr)
 {
     if (p->waves_set || p->w_log2 < 2) return 0; /* amf_waves asks for T_l grouping */
-    int64_t windows = 0;
-    for (int32_t u = 0; u < p->units; u++)
-        if (!amf_unit_is_long(fold_row, fold_ptr, u)) windows += fold_windows(fold_ptr, u);
-    const double avg = p->folds > 0 ? (double)windows / p->folds : 0.0;
+    const double avg = mean_fold_windows(p, fold_row, fold_ptr, AMF_BATCH);
     if (avg > AMF_WAVE_WINDOWS) return 0;
     int lg = p->lanes_log2;
     if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane (scattered x: one
@@ -546,14 +552,8 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
                     * all (skewed folds) */
         const int scattered = p->x_sectors >= SPMVPORT_X_SCATTERED;
         const int64_t win = scattered ? p->wave_window : AMF_BATCH;
-        double per_lane = AMF_WAVE_LANE_WINDOWS, wavg = avg;
-        if (scattered) {
-            int64_t own = 0;
-            for (int32_t u = 0; u < p->units; u++)
-                if (!amf_unit_is_long(fold_row, fold_ptr, u)) own += fold_windows_of(fold_ptr, u, win);
-            per_lane = 1.0;
-            wavg = p->folds > 0 ? (double)own / p->folds : 0.0;
-        }
+        const double per_lane = scattered ? 1.0 : AMF_WAVE_LANE_WINDOWS;
+        const double wavg = scattered ? mean_fold_windows(p, fold_row, fold_ptr, win) : avg;
         lg = 2;
         while (lg < p->w_log2 && per_lane * (1 << lg) < wavg) lg++;
         int64_t rounds = wave_rounds(p, fold_row, fold_ptr, lg, win);
@@ -937,8 +937,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     st = add_array(fd, "sub_lanes", (size_t)p.units, 1, 0, (void **)&lanes); /* room for either layout */
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
-    /* the window the one-step kernel by windows will take on the many-wave layout (below), and how scattered the
-     * reads of x are: both set its lanes (wave_lanes_log2) */
+    /* the window the one-step kernel by windows takes on the many-wave layout (or everywhere, when asked: see
+     * step_window below), and how scattered the reads of x are: both set its lanes (wave_lanes_log2) */
     p.wave_window = opt->amf_step_window != 0 ? opt->amf_step_window
                     : A->precision == SPMV_F64 ? AMF_SMALL_WINDOW : AMF_BATCH;
     p.x_sectors = spmvport_x_sector_use(A, AMF_LONG_MIN);
@@ -946,12 +946,12 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
                    lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
      * the warps fit in one wave (launch floor: each lane's window is one round trip), by entries where they need
-     * many waves and the folds are short (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the fold length (unless fixed
-     * by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8 f32, at 4 lanes instead of
-     * windows at 2 */
+     * many waves and the folds are short (amf_one_step 0), or as asked (1, 2). By entries, the lanes follow the
+     * fold length (unless fixed by amf_lanes): NotreDame_www (H100, session 19) 13.7 -> 11.5 us f64, 10.4 -> 9.8
+     * f32, at 4 lanes instead of windows at 2 */
     if (opt->amf_one_step != -1 && p.uni_k > 0 && p.uni_k == (p.w >> p.uni_lg)) {
-        /* by entries only without long rows (the kernel by entries has no long-row blocks) */
-        /* automatic: only where an average fold is at most one window of entries (NotreDame_www 7.4); longer folds
+        /* by entries only without long rows (the kernel by entries has no long-row blocks); automatic only where
+         * an average fold is at most one window of entries (NotreDame_www 7.4); longer folds
          * fill their windows and ran slower by entries (H200, session 21, run KN, ms f64 / f32 by entries -> by
          * windows: stencil2d:5:500 0.0127 / 0.0110 -> 0.0105 / 0.0079, stencil2d:5:700 0.0211 / 0.0171 -> 0.0166
          * / 0.0112, uniform:300000:4 0.0143 / 0.0140 -> 0.0141 / 0.0132, lp:300000:300000:5 0.0172 / 0.0158 ->
@@ -974,10 +974,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * fem3d:3:48 0.0821 -> 0.0794 on the H200 but 0.1092 -> 0.1126 on the H100, and lp:2000000:2000000:5 slower
      * on both, 0.0887 -> 0.0952 / 0.1058 -> 0.1163 (amf_step_window = 8 restores them). f32 keeps 8: 34 registers
      * with 8 entries, 32 with 4, and 4 entries lost 1-4% (run JF) */
-    p.step_window = AMF_BATCH;
-    if (p.one_step == 1)
-        p.step_window = opt->amf_step_window != 0 ? opt->amf_step_window
-                        : A->precision == SPMV_F64 && p.wave_layout ? AMF_SMALL_WINDOW : AMF_BATCH;
+    p.step_window = p.one_step == 1 && (opt->amf_step_window != 0 || p.wave_layout) ? p.wave_window : AMF_BATCH;
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 
