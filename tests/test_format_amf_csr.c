@@ -757,10 +757,11 @@ static void uniform_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int
     cr_assert(r >= 0, "%s: amf_uniform %d: %s", name, mode, spmv_last_error(ctx));
 }
 
-/* The automatic layout (W = 32, f64, CPU builder) of a generated matrix without long rows: its uniform sub-block
- * size, one-step flag and one-step window, then the layout and executor checks. Returns the sub-blocks. */
+/* The automatic layout (W = 32, CPU builder) of a generated matrix without long rows: its uniform sub-block
+ * size, one-step flag, one-step window and (cache >= 0) window loads, then the layout and executor checks.
+ * Returns the sub-blocks; *x_sectors (unless NULL): the plan's x_sectors stat. */
 static int64_t automatic_layout_in(const char *gen, uint64_t seed, spmv_precision_t precision, int64_t uniform,
-                                   int64_t one_step, int64_t window, int64_t cache)
+                                   int64_t one_step, int64_t window, int64_t cache, double *x_sectors)
 {
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, gen, precision, seed), SPMV_STATUS_SUCCESS, "%s", gen);
@@ -771,6 +772,11 @@ static int64_t automatic_layout_in(const char *gen, uint64_t seed, spmv_precisio
     cr_assert_eq(fd.params[AMF_P_ONE_STEP], one_step, "%s: %s", gen, fd.stats);
     cr_assert_eq(fd.params[AMF_P_STEP_WINDOW], window, "%s: %s", gen, fd.stats);
     if (cache >= 0) cr_assert_eq(fd.params[AMF_P_WINDOW_CACHE], cache, "%s: %s", gen, fd.stats);
+    if (x_sectors != NULL) {
+        const char *at = strstr(fd.stats, "x_sectors=");
+        cr_assert_not_null(at, "%s: %s", gen, fd.stats);
+        *x_sectors = strtod(at + strlen("x_sectors="), NULL);
+    }
     check_layout(&fd, A, gen);
     check_executor_direct(&fd, A, gen);
     const int64_t subs = fd.params[AMF_P_SUB_BLOCKS];
@@ -781,22 +787,7 @@ static int64_t automatic_layout_in(const char *gen, uint64_t seed, spmv_precisio
 
 static int64_t automatic_layout(const char *gen, uint64_t seed, int64_t uniform, int64_t one_step, int64_t window)
 {
-    return automatic_layout_in(gen, seed, SPMV_F64, uniform, one_step, window, -1);
-}
-
-/* The plan's x_sectors stat (distinct x sectors per entry over groups of rows). */
-static double x_sectors_of(const char *gen, spmv_precision_t precision)
-{
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_generate(&A, gen, precision, 5), SPMV_STATUS_SUCCESS, "%s", gen);
-    spmvport_format_data fd;
-    build_normal(&fd, A, 32, 0);
-    const char *at = strstr(fd.stats, "x_sectors=");
-    cr_assert_not_null(at, "%s: %s", gen, fd.stats);
-    const double v = strtod(at + strlen("x_sectors="), NULL);
-    spmvport_format_data_free(&fd);
-    spmv_matrix_destroy(A);
-    return v;
+    return automatic_layout_in(gen, seed, SPMV_F64, uniform, one_step, window, -1, NULL);
 }
 
 Test(amf_csr, uniform_sub_blocks)
@@ -853,12 +844,13 @@ Test(amf_csr, uniform_sub_blocks)
      * in f64 and 4 in f32 (3-4 windows of 8); stencil2d, read along its diagonals, keeps 4. Window loads: both
      * read 26-29% of their windows twice (cached by the reread rule), but 4-entry windows on scattered x and
      * 8-entry windows on diagonals stream */
-    cr_assert_geq(x_sectors_of("lp:700000:700000:5", SPMV_F64), 0.9);
-    cr_assert_leq(x_sectors_of("stencil2d:5:700", SPMV_F64), 0.3);
-    automatic_layout_in("lp:700000:700000:5", 5, SPMV_F64, 4, 1, 4, 0);
-    automatic_layout_in("lp:700000:700000:5", 5, SPMV_F32, 8, 1, AMF_BATCH, 1);
-    automatic_layout_in("stencil2d:5:700", 5, SPMV_F64, 8, 1, 4, 1);
-    automatic_layout_in("stencil2d:5:700", 5, SPMV_F32, 8, 1, AMF_BATCH, 0);
+    double lp_x = 0.0, stencil_x = 1.0;
+    automatic_layout_in("lp:700000:700000:5", 5, SPMV_F64, 4, 1, 4, 0, &lp_x);
+    automatic_layout_in("lp:700000:700000:5", 5, SPMV_F32, 8, 1, AMF_BATCH, 1, NULL);
+    automatic_layout_in("stencil2d:5:700", 5, SPMV_F64, 8, 1, 4, 1, &stencil_x);
+    automatic_layout_in("stencil2d:5:700", 5, SPMV_F32, 8, 1, AMF_BATCH, 0, NULL);
+    cr_assert_geq(lp_x, 0.9);
+    cr_assert_leq(stencil_x, 0.3);
     automatic_layout("banded:170000:10", 5, 0, 0, AMF_BATCH);
     /* ... unless T_l is at its floor, so the grouped layout's sub-blocks are one step too (rows of 2: 4-row folds of
      * 8 entries, 3125 one-step warps at 2 lanes, past the CPU builder's 2592 resident): many waves of one-step warps,
