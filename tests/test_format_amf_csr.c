@@ -857,8 +857,15 @@ Test(amf_csr, uniform_sub_blocks)
      * whose modelled total is less (NotreDame_www), which run by entries at the lanes for 2 entries a lane (4) */
     cr_assert_gt(automatic_layout("uniform:200000:2", 5, 8, 2, AMF_BATCH), 2592, "uniform:200000:2: many waves");
     /* ... but folds longer than a window (the 5-point stencil's 4-row folds of 20 entries) run by windows, at the
-     * lanes the one-step model chose (2, 16 folds a warp) */
-    automatic_layout("stencil2d:5:500", 5, 16, 1, AMF_BATCH);
+     * lanes the one-step model chose (2, 16 folds a warp), and in windows of 4 entries: a lane's 2 rounds of 8
+     * slots become 3 of 4 (lane_slots), in f32 too; 4-row folds of 16 aligned entries keep windows of 8 (one
+     * round of 8 slots or two of 4) in f32 ... */
+    automatic_layout("stencil2d:5:500", 5, 16, 1, AMF_SMALL_WINDOW);
+    automatic_layout_in("stencil2d:5:500", 5, SPMV_F32, 16, 1, AMF_SMALL_WINDOW, -1, NULL);
+    automatic_layout_in("uniform:300000:4", 5, SPMV_F32, 16, 1, AMF_BATCH, -1, NULL);
+    /* ... while in f64, with x read scattered, the many-wave layout comes first even with T_l at its floor, where
+     * its warps outnumber the device's (9375 at 4 lanes, one 4-entry window a lane, streamed) */
+    automatic_layout_in("uniform:300000:4", 5, SPMV_F64, 8, 1, AMF_SMALL_WINDOW, 0, NULL);
     /* long rows among short folds (a circuit with dense lines): many waves of one-step warps by windows too, whose
      * sub-blocks span the long units; their pieces compute them. amf_one_step = 2 (by entries) or -1 (the general
      * kernel), amf_waves or amf_uniform = -1: grouped by T_l. */

@@ -596,8 +596,13 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     /* taken first where T_l is above its floor: the one-wave rule below takes only lane counts whose warps fit in
      * one wave, which on mid-size matrices of long folds leaves a lane many windows (fem3d:3:40 on 132
      * multiprocessors: one wave at 2 lanes, 20 windows a lane, 0.0833 / 0.0668 ms f64 / f32; many waves at 16
-     * lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ); with long rows the only one */
-    if (p->long_rows > 0 || (wave > 0 && p->t_l > p->step_nnz)) {
+     * lanes 0.0667 / 0.0454; grouped 0.0736 / 0.0502; H100, session 19, runs II, IJ); with long rows the only one;
+     * and, with T_l at its floor, where x is read scattered and the many-wave kernel takes windows of 4 entries
+     * (f64): one window a lane beat the one-wave layout's few lanes of several windows on mid-size matrices within
+     * L2 (H200, session 22, run LB, us, one-wave -> many waves: lp:300000:300000:5 at 2 -> 8 lanes 16.6 -> 15.4,
+     * lp:500000:500000:5 28.6 -> 24.1, uniform:400000:3 2 -> 4 lanes 17.0 -> 13.9, uniform:300000:4 a tie) */
+    const int scattered = p->x_sectors >= SPMVPORT_X_SCATTERED && p->wave_window == AMF_SMALL_WINDOW;
+    if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered))) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         p->wave_layout = wave > 0;
         return;
@@ -652,6 +657,26 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     }
     if (best == 0) return;
     set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
+}
+
+/* The one-step layout's critical path in window slots: per warp (uniform sub-block), its slowest lane's rounds of
+ * `win` entries (a fold of n aligned windows over 2^uni_lg lanes: ceil(n / 2^uni_lg) rounds) times win, summed over
+ * the warps. Each slot costs the lane its in-fold test and its fused adds whether it holds an entry or not, so
+ * where a lane would take more than one 8-entry window, 4-entry windows may take fewer slots (step_window). */
+static int64_t lane_slots(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int64_t win)
+{
+    const int64_t lanes = (int64_t)1 << p->uni_lg;
+    int64_t slots = 0;
+    for (int32_t b = 0; b < p->units; b += p->uni_k) {
+        int64_t most = 0;
+        for (int32_t u = b; u < p->units && u < b + p->uni_k; u++) {
+            const int64_t need =
+                amf_unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows_of(fold_ptr, u, win) + lanes - 1) / lanes;
+            if (need > most) most = need;
+        }
+        slots += most * win;
+    }
+    return slots;
 }
 
 /* log2 of the lanes per fold of the one-step kernel by entries (AMF_P_ONE_STEP = 2): the fewest, a power of two in
@@ -973,8 +998,19 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * -> 0.0811, stencil2d:5:1400 0.0601 -> 0.0567 / 0.0690 -> 0.0642, kron:20:16 0.2572 -> 0.2420 (H200);
      * fem3d:3:48 0.0821 -> 0.0794 on the H200 but 0.1092 -> 0.1126 on the H100, and lp:2000000:2000000:5 slower
      * on both, 0.0887 -> 0.0952 / 0.1058 -> 0.1163 (amf_step_window = 8 restores them). f32 keeps 8: 34 registers
-     * with 8 entries, 32 with 4, and 4 entries lost 1-4% (run JF) */
-    p.step_window = p.one_step == 1 && (opt->amf_step_window != 0 || p.wave_layout) ? p.wave_window : AMF_BATCH;
+     * with 8 entries, 32 with 4, and 4 entries lost 1-4% (run JF). On the one-wave layouts (launch floor and
+     * mid-size), in both precisions, 4 entries where they cut a warp's slowest lane's slots by a quarter or more
+     * (lane_slots: the 5-point stencil's 4-row folds of 20 entries at 2 lanes, 2 rounds of 8 slots -> 3 of 4).
+     * Session 22 (H200, runs LB, LC), us, 8 -> 4 entries, f64 / f32: stencil2d:5:500 10.6 / 8.0 -> 8.4 / 6.5,
+     * stencil2d:5:600 14.6 / 9.5 -> 10.2 / 8.2, stencil2d:5:700 16.7 / 11.3 -> 14.4 / 9.3, lp:500000:500000:5 f32
+     * 25.3 -> 22.9; the 18 shared matrices that change, each against csr_vector in its process, 1.20x -> 1.31x in
+     * geometric mean (two processes each); where the slots tie (uniform:300000:4, 16 aligned entries a fold)
+     * windows of 4 were 1-3% slower (run LA) */
+    if (p.one_step != 1) p.step_window = AMF_BATCH;
+    else if (opt->amf_step_window != 0 || p.wave_layout) p.step_window = p.wave_window;
+    else p.step_window = 4 * lane_slots(&p, fold_row, fold_ptr, AMF_SMALL_WINDOW) <=
+                                 3 * lane_slots(&p, fold_row, fold_ptr, AMF_BATCH)
+                             ? AMF_SMALL_WINDOW : AMF_BATCH;
     shrink_array(fd, AMF_A_SUB_UNIT, 2 * (size_t)p.sub_blocks * sizeof(int32_t));
     shrink_array(fd, AMF_A_SUB_LANES, (size_t)p.sub_blocks);
 
