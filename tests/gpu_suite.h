@@ -227,14 +227,18 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
             }
         }
         support_cases_free(cases, n);
-        { /* random columns, many waves of one-step warps: one window a lane (8 lanes of 4-entry windows in f64, 4
-           * lanes of 8-entry windows in f32), automatic options */
+        /* automatic options: random columns, many waves of one-step warps, one window a lane (8 lanes of 4-entry
+         * windows in f64, 4 lanes of 8-entry windows in f32); the same at mid size, where f64 takes the many waves
+         * first although T_l is at its floor and f32 one wave at 2 lanes of 4-entry windows (132 multiprocessors);
+         * a 5-point stencil of one wave at 2 lanes, 4-entry windows (lane_slots) */
+        static const char *autos[] = {"lp:700000:700000:5", "lp:300000:300000:5", "stencil2d:5:500"};
+        for (int g = 0; g < 3; g++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             spmv_matrix_t *A = NULL;
-            cr_assert_eq(spmv_matrix_generate(&A, "lp:700000:700000:5", prec, 7), SPMV_STATUS_SUCCESS);
-            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "lp:700000:700000:5", A, 1);
-            cr_assert(r >= 0, "lp:700000:700000:5: %s", spmv_last_error(ctx));
+            cr_assert_eq(spmv_matrix_generate(&A, autos[g], prec, 7), SPMV_STATUS_SUCCESS);
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, autos[g], A, 1);
+            cr_assert(r >= 0, "%s: %s", autos[g], spmv_last_error(ctx));
             spmv_matrix_destroy(A);
         }
     }

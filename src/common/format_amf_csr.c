@@ -507,6 +507,14 @@ static int64_t wave_rounds(const amf_plan *p, const int32_t *fold_row, const int
     return rounds;
 }
 
+/* The one-step layout's critical path in window slots: its warps' rounds (wave_rounds at the layout's lanes)
+ * times the window's entries. Each slot costs a lane its in-fold test and its fused adds whether it holds an entry
+ * or not, so where a lane would take more than one 8-entry window, 4-entry windows may take fewer (step_window). */
+static int64_t lane_slots(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int64_t win)
+{
+    return wave_rounds(p, fold_row, fold_ptr, p->uni_lg, win) * win;
+}
+
 /* The short folds' mean count of aligned windows of `win` entries (long units left out). */
 static double mean_fold_windows(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int64_t win)
 {
@@ -657,26 +665,6 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     }
     if (best == 0) return;
     set_uniform(p, fold_ptr, sub_unit, lanes, best, k);
-}
-
-/* The one-step layout's critical path in window slots: per warp (uniform sub-block), its slowest lane's rounds of
- * `win` entries (a fold of n aligned windows over 2^uni_lg lanes: ceil(n / 2^uni_lg) rounds) times win, summed over
- * the warps. Each slot costs the lane its in-fold test and its fused adds whether it holds an entry or not, so
- * where a lane would take more than one 8-entry window, 4-entry windows may take fewer slots (step_window). */
-static int64_t lane_slots(const amf_plan *p, const int32_t *fold_row, const int32_t *fold_ptr, int64_t win)
-{
-    const int64_t lanes = (int64_t)1 << p->uni_lg;
-    int64_t slots = 0;
-    for (int32_t b = 0; b < p->units; b += p->uni_k) {
-        int64_t most = 0;
-        for (int32_t u = b; u < p->units && u < b + p->uni_k; u++) {
-            const int64_t need =
-                amf_unit_is_long(fold_row, fold_ptr, u) ? 0 : (fold_windows_of(fold_ptr, u, win) + lanes - 1) / lanes;
-            if (need > most) most = need;
-        }
-        slots += most * win;
-    }
-    return slots;
 }
 
 /* log2 of the lanes per fold of the one-step kernel by entries (AMF_P_ONE_STEP = 2): the fewest, a power of two in
