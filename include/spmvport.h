@@ -404,10 +404,10 @@ SPMV_API spmv_status_t spmv_plan_destroy(spmv_plan_t *plan); /* NULL is a no-op 
 /* y = alpha*A*x + beta*y. x (n entries) and y (m entries) are device pointers of the plan's context (host
  * pointers on the CPU backend), of the matrix's precision; they must not overlap. With beta == 0, y is not read
  * (it may hold NaN). Asynchronous on the context's stream on GPU backends; never allocates. A plan owns scratch
- * that every execute writes (csr_lb's and tile's carries, hbp's partials, ticket and counters, which each call
- * leaves at zero for the next), so executes of one plan must not run at the same time: on one stream they are
- * ordered; after spmv_context_set_stream, wait for the executes on the old stream first, and build one plan per
- * stream for concurrent products. */
+ * that every execute writes (csr_lb's and tile's carries, hbp's partials, ticket and counters, amf_csr's long-row
+ * partials and counts; the counters each call leaves at zero for the next), so executes of one plan must not run
+ * at the same time: on one stream they are ordered; after spmv_context_set_stream, wait for the executes on the
+ * old stream first, and build one plan per stream for concurrent products. */
 SPMV_API spmv_status_t spmv_execute(spmv_plan_t *plan, double alpha, const void *x, double beta, void *y);
 
 /* Replace the values, keeping the sparsity pattern: `values` (host memory, the matrix's precision) has one

@@ -281,6 +281,49 @@ Test(SUITE, amf_csr_long_rows_one_step, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* amf_csr's long rows of several pieces (4096 entries each): the block that adds a row's last piece sums the row
+ * (an atomic count per long row, reset by that block), in the general kernel (amf_one_step = -1) and in the
+ * automatic plan (the one-step kernel by windows with long rows where its warps outnumber the device's). Rows of
+ * 12289 and 4097 entries among 300 000 rows of 3 scattered entries, f64 and f32; support_check_format executes
+ * each plan six times, so a count left non-zero by one call would show in the next. */
+Test(SUITE, amf_csr_long_rows_of_several_pieces, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int32_t m = 300000, big = 12289, mid = 4097;
+    const int64_t nnz = 3 * (int64_t)(m - 2) + big + mid;
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)nnz * sizeof *col);
+    double *val = malloc((size_t)nnz * sizeof *val);
+    float *valf = malloc((size_t)nnz * sizeof *valf);
+    cr_assert(ptr && col && val && valf);
+    int64_t k = 0;
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t len = i == 5 ? big : i == 200000 ? mid : 3, base = i == 5 ? 0 : 100000;
+        for (int32_t j = 0; j < len; j++, k++) {
+            col[k] = len > 3 ? base + j : j == 0 ? i : (int32_t)(((int64_t)i * (j == 1 ? 7919 : 104729) + j) % m);
+            val[k] = 0.5 + (double)((i + 3 * j) % 11) / 8;
+            valf[k] = (float)val[k];
+        }
+        ptr[i + 1] = (int32_t)k;
+    }
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL; /* unsorted rows, possible duplicate columns: the library sorts and sums them */
+        cr_assert_eq(spmv_matrix_create_csr(&A, m, m, (int32_t)nnz, ptr, col, p ? (const void *)valf : (const void *)val,
+                                            p ? SPMV_F32 : SPMV_F64, 0, SPMV_MATRIX_SUM_DUPLICATES),
+                     SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+        for (int v = 0; v < 2; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_one_step = v ? -1 : 0;
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "long rows of several pieces", A, 0);
+            cr_assert(r >= 0, "amf_one_step %d", o.amf_one_step);
+        }
+        spmv_matrix_destroy(A);
+    }
+    free(ptr), free(col), free(val), free(valf);
+    spmv_context_destroy(ctx);
+}
+
 /* hbp's residency variants (hbp_ctas, some spill) and 2 steps per trip on the edge corpus, and hot columns
  * (hbp_hot: x at the most read columns in shared memory) on a power-law graph with 32-bit columns, f64 and f32. */
 Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)

@@ -204,6 +204,9 @@ static void check_long_rows(const spmvport_format_data *fd, const char *name)
     const int64_t wpb = fd->params[AMF_P_BLOCK] / fd->warp_size;
     cr_assert_eq(fd->params[AMF_P_GRID], pieces + (fd->params[AMF_P_SUB_BLOCKS] + wpb - 1) / wpb, "%s", name);
     cr_assert_eq(fd->arrays[AMF_A_LONG_PART].bytes, (size_t)pieces * spmvport_value_size(fd->precision), "%s", name);
+    /* the GPU kernels' piece counts start at zero (and the kernels leave them so) */
+    cr_assert_eq(fd->arrays[AMF_A_LONG_COUNT].bytes, (size_t)nlong * sizeof(int32_t), "%s", name);
+    for (int64_t i = 0; i < nlong; i++) cr_assert_eq(I32(fd, AMF_A_LONG_COUNT)[i], 0, "%s", name);
 }
 
 /* Rebuild the CSR from the merged arrays: every stored entry is a distinct CSR entry of the right row, column

@@ -707,8 +707,10 @@ static spmv_status_t cut_long_rows(spmvport_format_data *fd, amf_plan *p, const 
     if (st != SPMV_STATUS_SUCCESS) return st;
     for (int32_t l = 0; l < p->long_rows; l++)
         for (int32_t q = long_piece[l]; q < long_piece[l + 1]; q++) owner[q] = l;
-    void *part;
-    return add_array(fd, "long_part", (size_t)pieces, spmvport_value_size(fd->precision), 0, &part);
+    void *part, *count;
+    st = add_array(fd, "long_part", (size_t)pieces, spmvport_value_size(fd->precision), 0, &part);
+    if (st != SPMV_STATUS_SUCCESS) return st;
+    return add_array(fd, "long_count", (size_t)p->long_rows, sizeof(int32_t), 0, &count); /* zeros */
 }
 
 /* ==================================================================================================== */
@@ -1030,7 +1032,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
         return SPMV_STATUS_OVERFLOW;
     }
     write_stats(fd, &p, packed);
-    fd->deterministic = 1; /* no atomics: long-row pieces are added in order by the fix-up pass */
+    fd->deterministic = 1; /* long-row pieces are added in piece order (the atomic count only says which block) */
     return SPMV_STATUS_SUCCESS;
 
 oom:

@@ -38,7 +38,9 @@ enum {
     AMF_A_LONG_PIECE = 8,  /* int32[long rows + 1]: first piece of each long row */
     AMF_A_PIECE_OWNER = 9, /* int32[pieces]: the long row (index into long_unit) of each piece */
     AMF_A_LONG_PART = 10,  /* T[pieces]: per-piece partial sums, written by every execute (scratch) */
-    AMF_A_COUNT = 11
+    AMF_A_LONG_COUNT = 11, /* int32[long rows]: pieces of each long row summed so far in this execute (GPU kernels;
+                            * zero between calls: the block that adds a row's last piece sums the row and resets it) */
+    AMF_A_COUNT = 12
 };
 
 /* Parameter slots (spmvport_format_data.params). */
@@ -54,7 +56,7 @@ enum {
     AMF_P_T_S = 8,        /* the fold threshold (0 with a fixed fold count) */
     AMF_P_T_L = 9,        /* the sub-block threshold */
     AMF_P_LONG_MIN = 10,  /* rows with at least this many entries are long */
-    AMF_P_MULTI = 11,     /* long rows of more than one piece (0: no fix-up pass) */
+    AMF_P_MULTI = 11,     /* long rows of more than one piece (their partials summed by the last piece's block) */
     AMF_P_GRID = 12,      /* blocks of the main kernel: pieces + ceil(sub_blocks / (block / W)) */
     AMF_P_FIXED = 13,     /* the fixed fold count of the option amf_fixed_fold (0: adaptive) */
     AMF_P_MIN_BLOCKS = 14, /* resident blocks the kernel is capped for: 0 (no cap), 3 or 4 (no effect on the layout) */

@@ -7,6 +7,8 @@
  *     blocks [0, pieces)   one long-row piece each: thread t takes entries t, t + B, ... of the piece,
  *                          AMF_BATCH loads in flight; a shuffle-down tree per warp (offsets W/2 .. 1); thread 0
  *                          adds the warp sums in warp order and writes y (a one-piece row) or long_part[piece];
+ *                          the block that writes a row's last partial (an atomic count per long row) adds the
+ *                          row's partials in piece order and writes y, so no fix-up launch follows;
  *     the other blocks     B / W warps, one sub-block each: with L = 2^sub_lanes lanes per fold the warp runs
  *                          G = W / L folds side by side, step by step over the sub-block's units; lane l of a
  *                          group takes the aligned windows of AMF_BATCH entries l, l + L, ... of its fold
@@ -16,11 +18,13 @@
  *                          a transposing butterfly over
  *                          the group leaves each row's sum in its own lane (the pairs of a shuffle-down tree with
  *                          offsets L/2 .. 1) and those lanes write the step's rows with one store.
- *   amf_csr_fixup_kernel one thread per long row of several pieces: adds its partials in piece order, writes y.
+ *   amf_csr_step_kernel  the one-step sub-blocks (below), with the same long-row blocks first.
  *
- * No atomics, no counters (nothing to reset between calls), no dynamic shared memory, no implicit lockstep: the
- * warp reductions are shuffles, the block's is a shared array behind a block barrier. With beta == 0, y is never
- * read (it may hold NaN). Everything has internal linkage (anonymous namespace).
+ * One launch. The only atomics count a long row's pieces (long_count, reset to 0 by the block that sums the row:
+ * zero between calls; concurrent executes of one plan share it, as they share long_part); the sums themselves
+ * are added in a fixed order, so the results are deterministic. No dynamic shared memory, no implicit lockstep:
+ * the warp reductions are shuffles, the block's is a shared array behind a block barrier. With beta == 0, y is
+ * never read (it may hold NaN). Everything has internal linkage (anonymous namespace).
  */
 #ifndef SPMVPORT_DEVICE_AMF_CSR_KERNELS_H
 #define SPMVPORT_DEVICE_AMF_CSR_KERNELS_H
@@ -40,13 +44,43 @@ PORT_DEVICE void amf_store(T *__restrict__ y, int r, T alpha, T sum, T beta)
 }
 
 /* ---- long rows: one block per piece --------------------------------------------------------------------------- */
+
+/* Piece q of long row i (pieces [first, first + count), count > 1), its block sum s in lane 0 of the block's warp 0
+ * (the warp runs this, converged). The fence puts the partial before its count; the warp of the block that counts
+ * the row's last piece reads the partials from L2 (coherent loads, W at a time) and adds them in piece order (lane
+ * j's by shuffle), as a separate pass did: one launch, not two (brainpc2 f64 10.4-10.9 -> 6.5-6.9 us, circuit:5000000
+ * 0.172 -> 0.165 ms, H200 run LF); then it resets the count for the next call. Out of line and one partial a
+ * lane: inlined, with port_ordered_sum's 8 loads in flight, the one-step kernel took 4-8 more registers (circuit
+ * f32 40 -> 48, 3% slower). */
+template <int W, typename T>
+PORT_DEVICE_NOINLINE void amf_long_row_sum(int q, T s, int i, int first, int count, int row, T *long_part,
+                                           int *long_count, T *y, T alpha, T beta)
+{
+    const int lane = port_lane<W>();
+    int last = 0;
+    if (lane == 0) {
+        long_part[q] = s;
+        port_threadfence();
+        last = port_atomic_add(long_count + i, 1) == count - 1;
+    }
+    if (!port_shfl_idx<W>(last, 0)) return;
+    if (lane == 0) long_count[i] = 0;
+    port_threadfence();
+    T sum = T(0);
+    for (int b = first; b < first + count; b += W) {
+        const T v = b + lane < first + count ? *(const volatile T *)(long_part + b + lane) : T(0);
+        for (int j = 0; j < W && b + j < first + count; j++) sum += port_shfl_idx<W>(v, j);
+    }
+    if (lane == 0) amf_store(y, row, alpha, sum, beta);
+}
+
 template <int W, typename T, bool PACKED>
-PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fold_row,
+PORT_DEVICE_NOINLINE void amf_long_piece(int q, int piece_len, const int *__restrict__ fold_row,
                                 const int *__restrict__ fold_ptr, const unsigned *__restrict__ cols,
                                 const T *__restrict__ val, const int *__restrict__ long_unit,
                                 const int *__restrict__ long_piece, const int *__restrict__ piece_owner,
-                                T *__restrict__ long_part, T *warp_sum, const T *__restrict__ x,
-                                T *__restrict__ y, T alpha, T beta)
+                                T *__restrict__ long_part, int *__restrict__ long_count, T *warp_sum,
+                                const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
     constexpr int B = AMF_BATCH;
     const int tid = (int)port_thread_idx();
@@ -76,11 +110,16 @@ PORT_DEVICE void amf_long_piece(int q, int piece_len, const int *__restrict__ fo
     for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
     if (port_lane<W>() == 0) warp_sum[tid / W] = sum;
     port_block_sync();
-    if (tid != 0) return;
+    if (tid >= W) return; /* warp 0 finishes the piece, converged (its shuffles below) */
     T s = T(0);
-    for (int w = 0; w < amf_block / W; w++) s += warp_sum[w];
-    if (count == 1) amf_store(y, port_ldg(fold_row + u), alpha, s, beta);
-    else long_part[q] = s;
+    if (tid == 0)
+        for (int w = 0; w < amf_block / W; w++) s += warp_sum[w];
+    if (count == 1) {
+        if (tid == 0) amf_store(y, port_ldg(fold_row + u), alpha, s, beta);
+        return;
+    }
+    if (count > 1) amf_long_row_sum<W, T>(q, s, i, first, count, port_ldg(fold_row + u), long_part, long_count, y,
+                                          alpha, beta);
 }
 
 /* ---- folds: one warp per sub-block ----------------------------------------------------------------------------
@@ -391,15 +430,15 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(amf_block, MINB)
                    const unsigned char *__restrict__ local, const T *__restrict__ val,
                    const int *__restrict__ sub_unit, const unsigned char *__restrict__ sub_lanes,
                    const int *__restrict__ long_unit, const int *__restrict__ long_piece,
-                   const int *__restrict__ piece_owner, T *__restrict__ long_part, const T *__restrict__ x,
-                   T *__restrict__ y, T alpha, T beta)
+                   const int *__restrict__ piece_owner, T *__restrict__ long_part, int *__restrict__ long_count,
+                   const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
     if (!port_warp_matches<W>()) return;
     PORT_SHARED T warp_sum[amf_block / W];
     const int b = (int)port_block_idx();
     if (b < pieces) { /* block-uniform branch: the block barrier inside is reached by every thread */
         amf_long_piece<W, T, PACKED>(b, piece_len, fold_row, fold_ptr, cols, val, long_unit, long_piece, piece_owner,
-                                     long_part, warp_sum, x, y, alpha, beta);
+                                     long_part, long_count, warp_sum, x, y, alpha, beta);
         return;
     }
     const long long s = (long long)(b - pieces) * (amf_block / W) + port_thread_idx() / W;
@@ -466,7 +505,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
                         const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                         const T *__restrict__ val, const int *__restrict__ long_unit,
                         const int *__restrict__ long_piece, const int *__restrict__ piece_owner,
-                        T *__restrict__ long_part, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
+                        T *__restrict__ long_part, int *__restrict__ long_count, const T *__restrict__ x,
+                        T *__restrict__ y, T alpha, T beta)
 {
     constexpr int B = AMF_BATCH;
     if (!port_warp_matches<W>()) return;
@@ -475,7 +515,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
         PORT_SHARED T warp_sum[amf_block / W];
         if (blk < pieces) { /* block-uniform branch: the block barrier inside is reached by every thread */
             amf_long_piece<W, T, PACKED>(blk, piece_len, fold_row, fold_ptr, cols, val, long_unit, long_piece,
-                                         piece_owner, long_part, warp_sum, x, y, alpha, beta);
+                                         piece_owner, long_part, long_count, warp_sum, x, y, alpha, beta);
             return;
         }
         blk -= pieces;
@@ -527,20 +567,6 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     }
 }
 
-/* Long rows of several pieces: the partials in piece order (deterministic, no atomics). */
-template <typename T>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
-    amf_csr_fixup_kernel(int nlong, const int *__restrict__ fold_row, const int *__restrict__ long_unit,
-                         const int *__restrict__ long_piece, const T *__restrict__ long_part, T *__restrict__ y,
-                         T alpha, T beta)
-{
-    const long long i = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
-    if (i >= nlong) return;
-    const int first = long_piece[i], end = long_piece[i + 1];
-    if (end - first < 2) return; /* written by its block */
-    amf_store(y, fold_row[long_unit[i]], alpha, port_ordered_sum(long_part, first, end, 1), beta);
-}
-
 /* ---- host side ------------------------------------------------------------------------------------------------ */
 
 /* What the kernels rely on, checked at upload: NULL when fd is a layout they can run, else the reason. */
@@ -580,15 +606,16 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
         fd->arrays[AMF_A_LONG_UNIT].bytes != (size_t)prm[AMF_P_LONG_ROWS] * sizeof(int32_t) ||
         fd->arrays[AMF_A_LONG_PIECE].bytes != ((size_t)prm[AMF_P_LONG_ROWS] + 1) * sizeof(int32_t) ||
         fd->arrays[AMF_A_PIECE_OWNER].bytes != (size_t)prm[AMF_P_PIECES] * sizeof(int32_t) ||
-        fd->arrays[AMF_A_LONG_PART].bytes != (size_t)prm[AMF_P_PIECES] * vs)
+        fd->arrays[AMF_A_LONG_PART].bytes != (size_t)prm[AMF_P_PIECES] * vs ||
+        fd->arrays[AMF_A_LONG_COUNT].bytes != (size_t)prm[AMF_P_LONG_ROWS] * sizeof(int32_t))
         return "amf_csr array sizes inconsistent with its parameters";
     return NULL;
 }
 
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches the main kernel (grid
- * AMF_P_GRID blocks of amf_block threads, no dynamic shared memory) and, when a long row has several pieces, the
- * fix-up kernel. The caller checks the launch error. */
+ * AMF_P_GRID blocks of amf_block threads, no dynamic shared memory), one launch. The caller checks the launch
+ * error. */
 template <int W, typename T, typename Plan>
 void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
 {
@@ -597,7 +624,7 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const T alpha = (T)alpha_d, beta = (T)beta_d;
     const int pieces = (int)prm[AMF_P_PIECES], subs = (int)prm[AMF_P_SUB_BLOCKS];
     const int piece_len = (int)prm[AMF_P_PIECE], fold_max = (int)prm[AMF_P_FOLD_MAX];
-    const int nlong = (int)prm[AMF_P_LONG_ROWS], units = (int)prm[AMF_P_UNITS];
+    const int units = (int)prm[AMF_P_UNITS];
     const int uni_k = (int)prm[AMF_P_UNIFORM], uni_lg = (int)prm[AMF_P_UNIFORM_LANES];
     const unsigned grid = (unsigned)prm[AMF_P_GRID];
     const int *fold_row = (const int *)p->arrays[AMF_A_FOLD_ROW];
@@ -611,6 +638,7 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     const int *long_piece = (const int *)p->arrays[AMF_A_LONG_PIECE];
     const int *piece_owner = (const int *)p->arrays[AMF_A_PIECE_OWNER];
     T *long_part = (T *)p->arrays[AMF_A_LONG_PART];
+    int *long_count = (int *)p->arrays[AMF_A_LONG_COUNT];
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     if (grid == 0) return; /* m == 0 */
@@ -626,7 +654,7 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
             PORT_LAUNCH(grid, amf_block, 0, s,
                         amf_csr_kernel<W, T, P, A, decltype(minb)::value, decltype(vals)::value, C>)
             (pieces, subs, piece_len, (unsigned)fd->nnz, units, uni_k, uni_lg, fold_row, fold_ptr, cols, local, val,
-             sub_unit, sub_lanes, long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
+             sub_unit, sub_lanes, long_unit, long_piece, piece_owner, long_part, long_count, x, y, alpha, beta);
         };
         auto by_vals = [&](auto minb) {
             if (values == AMF_VALUES_AHEAD) go(minb, std::integral_constant<int, AMF_VALUES_AHEAD>());
@@ -644,7 +672,7 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
                                             decltype(cached)::value, decltype(by_entry)::value,
                                             decltype(with_long)::value, decltype(wb)::value>)
             (pieces, piece_len, subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val,
-             long_unit, long_piece, piece_owner, long_part, x, y, alpha, beta);
+             long_unit, long_piece, piece_owner, long_part, long_count, x, y, alpha, beta);
         };
         auto by_window = [&](auto with_long) {
             if (prm[AMF_P_STEP_WINDOW] == AMF_SMALL_WINDOW)
@@ -671,9 +699,6 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
     };
     if (prm[AMF_P_PACKED]) by_acc(std::true_type());
     else by_acc(std::false_type());
-    if (prm[AMF_P_MULTI] > 0)
-        PORT_LAUNCH((unsigned)((nlong + amf_block - 1) / amf_block), amf_block, 0, s, amf_csr_fixup_kernel<T>)
-        (nlong, fold_row, long_unit, long_piece, long_part, y, alpha, beta);
 }
 
 } /* namespace */

@@ -49,6 +49,8 @@
 /* ---- qualifiers -------------------------------------------------------------------------------------------- */
 #define PORT_KERNEL __global__
 #define PORT_DEVICE __device__ __forceinline__
+/* a rare path kept out of line, so that its registers do not raise the kernel's (both runtimes spell it so) */
+#define PORT_DEVICE_NOINLINE __device__ __noinline__
 #define PORT_HOST_DEVICE __host__ __device__ __forceinline__
 #define PORT_SHARED __shared__
 #define PORT_LAUNCH_BOUNDS(threads) __launch_bounds__(threads)
