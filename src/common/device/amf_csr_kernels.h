@@ -48,10 +48,10 @@ PORT_DEVICE void amf_store(T *__restrict__ y, int r, T alpha, T sum, T beta)
 /* Piece q of long row i (pieces [first, first + count), count > 1), its block sum s in lane 0 of the block's warp 0
  * (the warp runs this, converged). The fence puts the partial before its count; the warp of the block that counts
  * the row's last piece reads the partials from L2 (coherent loads, W at a time) and adds them in piece order (lane
- * j's by shuffle), as a separate pass did: one launch, not two (brainpc2 f64 10.4-10.9 -> 6.5-6.9 us, circuit:5000000
- * 0.172 -> 0.165 ms, H200 run LF); then it resets the count for the next call. Out of line and one partial a
- * lane: inlined, with port_ordered_sum's 8 loads in flight, the one-step kernel took 4-8 more registers (circuit
- * f32 40 -> 48, 3% slower). */
+ * j's by shuffle), as a separate pass did: one launch, not two (brainpc2 f64 8.9-10.2 -> 7.7 us, circuit:5000000
+ * f32 0.1186 -> 0.1135 ms, H100 run LG); then it resets the count for the next call. Out of line (the piece code
+ * too) and one partial a lane: inlined, with port_ordered_sum's 8 loads in flight, the one-step kernel took 4-8
+ * more registers (circuit f32 40 -> 48, 3.5% slower, H200 run LF). */
 template <int W, typename T>
 PORT_DEVICE_NOINLINE void amf_long_row_sum(int q, T s, int i, int first, int count, int row, T *long_part,
                                            int *long_count, T *y, T alpha, T beta)
