@@ -609,8 +609,8 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
      * (f64): one window a lane beat the one-wave layout's few lanes of several windows on mid-size matrices within
      * L2 (H200, session 22, run LB, us, one-wave -> many waves: lp:300000:300000:5 at 2 -> 8 lanes 16.6 -> 15.4,
      * lp:500000:500000:5 28.6 -> 24.1, uniform:400000:3 2 -> 4 lanes 17.0 -> 13.9, uniform:300000:4 a tie) */
-    const int scattered = p->x_sectors >= SPMVPORT_X_SCATTERED && p->wave_window == AMF_SMALL_WINDOW;
-    if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered))) {
+    const int scattered_small = p->x_sectors >= SPMVPORT_X_SCATTERED && p->wave_window == AMF_SMALL_WINDOW;
+    if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered_small))) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         p->wave_layout = wave > 0;
         return;
