@@ -220,6 +220,7 @@ typedef struct {
     int step_window;         /* entries per window of the one-step kernel by windows (AMF_P_STEP_WINDOW) */
     int wave_window;         /* the window the one-step kernel would take on the many-wave layout (its lanes) */
     double x_sectors;        /* spmvport_x_sector_use: distinct x sectors per short-row entry, row groups */
+    int scattered;           /* x_sectors >= SPMVPORT_X_SCATTERED: the reads of x are scattered (random columns) */
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
@@ -558,10 +559,9 @@ static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, con
     if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane (scattered x: one
                     * window of the kernel's own size a lane); then more lanes while they cut the warps' rounds in
                     * all (skewed folds) */
-        const int scattered = p->x_sectors >= SPMVPORT_X_SCATTERED;
-        const int64_t win = scattered ? p->wave_window : AMF_BATCH;
-        const double per_lane = scattered ? 1.0 : AMF_WAVE_LANE_WINDOWS;
-        const double wavg = scattered ? mean_fold_windows(p, fold_row, fold_ptr, win) : avg;
+        const int64_t win = p->scattered ? p->wave_window : AMF_BATCH;
+        const double per_lane = p->scattered ? 1.0 : AMF_WAVE_LANE_WINDOWS;
+        const double wavg = win == AMF_BATCH ? avg : mean_fold_windows(p, fold_row, fold_ptr, win);
         lg = 2;
         while (lg < p->w_log2 && per_lane * (1 << lg) < wavg) lg++;
         int64_t rounds = wave_rounds(p, fold_row, fold_ptr, lg, win);
@@ -609,7 +609,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
      * (f64): one window a lane beat the one-wave layout's few lanes of several windows on mid-size matrices within
      * L2 (H200, session 22, run LB, us, one-wave -> many waves: lp:300000:300000:5 at 2 -> 8 lanes 16.6 -> 15.4,
      * lp:500000:500000:5 28.6 -> 24.1, uniform:400000:3 2 -> 4 lanes 17.0 -> 13.9, uniform:300000:4 a tie) */
-    const int scattered_small = p->x_sectors >= SPMVPORT_X_SCATTERED && p->wave_window == AMF_SMALL_WINDOW;
+    const int scattered_small = p->scattered && p->wave_window == AMF_SMALL_WINDOW;
     if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered_small))) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         p->wave_layout = wave > 0;
@@ -957,6 +957,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     p.wave_window = opt->amf_step_window != 0 ? opt->amf_step_window
                     : A->precision == SPMV_F64 ? AMF_SMALL_WINDOW : AMF_BATCH;
     p.x_sectors = spmvport_x_sector_use(A, AMF_LONG_MIN);
+    p.scattered = p.x_sectors >= SPMVPORT_X_SCATTERED;
     choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, opt->amf_one_step, fold_row, fold_ptr, sub_unit,
                    lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
@@ -1020,9 +1021,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
      * (stencil3d:7:160 a tie); f64 lp:2000000:2000000:5 0.1013 -> 0.0964, uniform:1000000:3 0.0344 -> 0.0338;
      * while f64 on diagonals loses streamed (stencil2d 0.0638 -> 0.0770, stencil3d 0.1501 -> 0.1931, circuit
      * 0.2196 -> 0.2403) and f32 scattered is mixed (lp 0.0906 -> 0.0894, uniform:1000000:3 0.0301 -> 0.0311) */
-    const int scattered = p.x_sectors >= SPMVPORT_X_SCATTERED;
     const int stream = p.one_step == 1 && p.wave_layout &&
-                       (p.step_window == AMF_SMALL_WINDOW ? scattered : !scattered);
+                       (p.step_window == AMF_SMALL_WINDOW ? p.scattered : !p.scattered);
     p.window_cache = opt->amf_window_cache != 0 ? opt->amf_window_cache > 0
                      : !stream && p.window_use * (100 + AMF_CACHE_REREAD_PCT) <= 100.0;
     write_params(fd, &p, packed);

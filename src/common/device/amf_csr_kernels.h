@@ -118,8 +118,7 @@ PORT_DEVICE_NOINLINE void amf_long_piece(int q, int piece_len, const int *__rest
         if (tid == 0) amf_store(y, port_ldg(fold_row + u), alpha, s, beta);
         return;
     }
-    if (count > 1) amf_long_row_sum<W, T>(q, s, i, first, count, port_ldg(fold_row + u), long_part, long_count, y,
-                                          alpha, beta);
+    amf_long_row_sum<W, T>(q, s, i, first, count, port_ldg(fold_row + u), long_part, long_count, y, alpha, beta);
 }
 
 /* ---- folds: one warp per sub-block ----------------------------------------------------------------------------
