@@ -386,7 +386,13 @@ typedef struct spmv_plan_options {
                                   * f64 on the layouts of many waves of one-step warps, where a 4-entry window
                                   * needs 40 registers instead of 48 and more warps stay resident; else 8), 4 or
                                   * 8. Other values: SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[5];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    /* SPMV_FORMAT_TILE, added after 0.2.0 (a reserved slot) */
+    int tile_csr_shuffle;        /* CSR tiles with x from shuffles in the kernel without band tiles: each lane of a
+                                  * group loads one x entry of the tile's 16 columns with its row's bounds, and
+                                  * every entry takes its x from the group's lanes (no dependent x load an entry;
+                                  * the whole warp steps together). 0 = automatic, 1 = on, -1 = off. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[4];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -113,6 +113,21 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
                 cr_assert(r >= 0, "%s: tile_deferred_inline variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
             }
         }
+        for (int v = 0; v < 6; v++) { /* x by shuffles: every tile CSR (v even) or mixed formats (the warp takes
+                                        * the formats' own paths where a group's tile is not CSR); the deferred
+                                        * part inside (v >= 2); split rows (v >= 4) */
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_csr_shuffle = 1;
+            o.tile_variant = v % 2 ? 0 : 1;
+            o.tile_deferred_coo = v >= 2 ? 1 : -1;
+            o.tile_deferred_inline = v >= 2 ? 1 : 0;
+            o.tile_balance = v >= 4 ? 2 : 0;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: tile_csr_shuffle variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
+            }
+        }
         for (int v = 0; v < 8; v++) { /* v >= 4: a task per group of 16 lanes */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
@@ -528,6 +543,40 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
     for (int p = 0; p < 2; p++) {
         for (int v = 0; v < 4; v++) check_mixed_band_plan(ctx, As[p], balance[v], "stencil7 + scattered");
         spmv_matrix_destroy(As[p]);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* x by shuffles, chosen by default: FEM blocks (fem3d:3:13, its grid not a multiple of 16: edge tiles) with
+ * their COO tiles deferred (98% of the stored tiles CSR, a few ELL and HYB ones: mixed steps), the deferred part
+ * inside the kernel or after it by csr_lb, split tile rows (the default balance, 8) or not (64); f64 and f32. The plan must be what
+ * the test is for. */
+Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:13", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 4; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_deferred_coo = 1;
+            o.tile_deferred_inline = v % 2 ? -1 : 0;
+            o.tile_balance = v >= 2 ? 64 : 0;
+            spmv_plan_t *plan = NULL;
+            spmv_plan_info_t info;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+            const char *xs = strstr(info.stats, "csr_shuffle="), *ell = strstr(info.stats, "ell_tiles=");
+            const char *split = strstr(info.stats, "split_rows=");
+            cr_assert(xs && ell && split && atoi(xs + 12) == 1 && atoi(ell + 10) > 0 && (atoi(split + 11) > 0) == (v < 2),
+                      "fem3d:3:13 variant %d: not the plan the test is for: %s", v, info.stats);
+            spmv_plan_destroy(plan);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:3:13", A, 0);
+            cr_assert(r >= 0, "fem3d:3:13 variant %d: %s", v, spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
 }

@@ -400,8 +400,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[18];
-    for (int i = 0; i < 18; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[20];
+    for (int i = 0; i < 20; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -420,7 +420,9 @@ Test(tile_variants, bad_options_rejected)
     bad[15].tile_deferred_inline = 1, bad[15].tile_band_tasks = 2; /* the K-task kernel has no inline path */
     bad[16].tile_deferred_inline = 1, bad[16].tile_group_tasks = 1;
     bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
-    for (int i = 0; i < 18; i++) {
+    bad[18].tile_csr_shuffle = 2;
+    bad[19].tile_csr_shuffle = -2;
+    for (int i = 0; i < 20; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -838,6 +840,57 @@ Test(tile_invariants, band_plan_needs_band_nonzeros)
     spmv_matrix_destroy(A);
 }
 
+/* x by shuffles (SPMVPORT_TILE_FLAG_CSR_SHUFFLE): by default on plans of at least half CSR tiles (FEM blocks),
+ * not on the band plan of a stencil nor on a plan of mostly other formats; option 1 forces it wherever the kernel has it, -1 turns it off; never with CSR steps or
+ * a task per group. */
+Test(tile_invariants, csr_shuffle_flag)
+{
+    spmv_matrix_t *F = NULL, *S = stencil5(SPMV_F64), *C = crafted(SPMV_F64, 1, 0);
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:12", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    const int64_t XS = SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
+    for (int w = 32; w <= 64; w *= 2) {
+        spmvport_format_data fd;
+        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+        build_layout(&fd, F, w, &o, NULL);
+        cr_assert(2 * stat_value(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, XS, "FEM blocks, default (%s)", fd.stats);
+        cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), 1, "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_shuffle = -1;
+        build_layout(&fd, F, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "FEM blocks, -1 (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_shuffle = 1, o.tile_csr_steps = 1;
+        build_layout(&fd, F, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "with CSR steps (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_steps = 0, o.tile_group_tasks = 1;
+        build_layout(&fd, F, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "with a task per group (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o = tile_options(w, 0, 0, 0);
+        build_layout(&fd, S, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "band plan (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_shuffle = 1;
+        build_layout(&fd, S, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "band plan, forced (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o = tile_options(w, 0, 0, 0);
+        build_layout(&fd, C, w, &o, NULL);
+        cr_assert(2 * stat_value(fd.stats, "csr_tiles") < fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "mixed formats, default (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        o.tile_csr_shuffle = 1;
+        build_layout(&fd, C, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, XS, "mixed formats, forced (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    spmv_matrix_destroy(F);
+    spmv_matrix_destroy(S);
+    spmv_matrix_destroy(C);
+}
+
 Test(tile_invariants, stencil_band_tiles)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -864,19 +917,19 @@ Test(tile_invariants, stencil_band_tiles)
             cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "no band batches: one task per warp");
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "no CSR tiles, no CSR steps (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "no CSR tiles, no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_variant = 1; /* every tile CSR: CSR steps only when asked (measured slower); never with band batches */
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "all-CSR tiles, default: no CSR steps (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "all-CSR tiles, default: no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = 1;
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 1, "all-CSR tiles, tile_csr_steps 1 (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 1, "all-CSR tiles, tile_csr_steps 1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = -1;
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_CSR_STEPS], 0, "tile_csr_steps -1 (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "tile_csr_steps -1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o = tile_options(w, 0, 0, 0);
         o.tile_csr_steps = 1; /* band batches: no CSR steps whatever the option */

@@ -548,6 +548,11 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 1) {
+        spmvport_msg(msg, msglen, "tile: options.tile_csr_shuffle = %d; expected 0 (automatic), 1 (on) or -1 (off)",
+                     opt->tile_csr_shuffle);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_group_tasks < -1 || opt->tile_group_tasks > 1) {
         spmvport_msg(msg, msglen, "tile: options.tile_group_tasks = %d; expected 0 (default: on for band plans), 1 (on) or -1 (off)",
                      opt->tile_group_tasks);
@@ -622,7 +627,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, z->def_inline,
@@ -630,7 +635,8 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
-                 (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0), (long long)z->tiles,
+                 (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
+                 (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0, (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -939,6 +945,17 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS; /* never with def_inline (no band, not asked) */
     if (z.def_inline) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_DEFERRED_INLINE;
+    /* x by shuffles: only the kernel with one tile in flight, a task per warp and no CSR steps has it; by default
+     * where at least half the stored tiles are CSR. On the H100 (session 23, runs MA, MD) it took fem3d:3:48 from
+     * 0.1198 to 0.0974 ms f64 (0.0797 -> 0.0715 f32) and fem3d:3:56 from 0.2129 to 0.1735 (0.1510 -> 0.1387), and
+     * the 14 shared FEM matrices of 57-85% CSR tiles 1.19x in geometric mean (1.01-1.53x); it made
+     * circuit:5000000 (13% CSR tiles, the rest HYB: the warp takes them format by format) 7% slower, and
+     * fem3d:3:20 (65%, its COO tiles not deferred) f32 5% slower, f64 the same */
+    if ((opt->tile_csr_shuffle == 1 || (opt->tile_csr_shuffle == 0 && z.tiles > 0 &&
+                                        2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles)) &&
+        p[SPMVPORT_TILE_P_FLAGS] == (z.def_inline ? SPMVPORT_TILE_FLAG_DEFERRED_INLINE : 0) && !cfg.band &&
+        p[SPMVPORT_TILE_P_INFLIGHT] == 1)
+        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -108,6 +108,11 @@ enum {
 #define SPMVPORT_TILE_FLAG_CSR_STEPS 1
 #define SPMVPORT_TILE_FLAG_GROUP_TASKS 2
 #define SPMVPORT_TILE_FLAG_DEFERRED_INLINE 4
+/* CSR_SHUFFLE (the kernel without band tiles, one tile in flight, one task per warp, no CSR steps): the groups
+ * step through their tiles together; where every group's tile is CSR, lane r loads x entry r of the tile's
+ * columns with its row's bounds, and each entry's x comes from the group's lanes by a shuffle, not a load that
+ * waits for the entry's column nibble. Same sums in the same order. */
+#define SPMVPORT_TILE_FLAG_CSR_SHUFFLE 8
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */

@@ -17,7 +17,8 @@
  *   BAND       (nd diagonals from lo, in the format byte) diagonal d = lo + k in order: its slot for row r,
  *              column r + d, when both are inside the tile (diagonals stored one after another; zeros skipped)
  * With the GROUP_TASKS flag a task belongs to one group of 16 lanes instead (W / 16 tasks per warp): its
- * tiles all go to that group, in order, and there is no butterfly.
+ * tiles all go to that group, in order, and there is no butterfly. The CSR_SHUFFLE flag changes where a CSR
+ * entry's x comes from (a shuffle, not a load), not the order: nothing here depends on it.
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
