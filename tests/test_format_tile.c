@@ -847,48 +847,61 @@ Test(tile_invariants, csr_shuffle_flag)
 {
     spmv_matrix_t *F = NULL, *S = stencil5(SPMV_F64), *C = crafted(SPMV_F64, 1, 0);
     cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:12", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
-    const int64_t XS = SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
-    for (int w = 32; w <= 64; w *= 2) {
-        spmvport_format_data fd;
-        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
-        build_layout(&fd, F, w, &o, NULL);
-        cr_assert(2 * stat_value(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, XS, "FEM blocks, default (%s)", fd.stats);
-        cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), 1, "%s", fd.stats);
-        spmvport_format_data_free(&fd);
-        o.tile_csr_shuffle = -1;
-        build_layout(&fd, F, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "FEM blocks, -1 (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o.tile_csr_shuffle = 1, o.tile_csr_steps = 1;
-        build_layout(&fd, F, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "with CSR steps (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o.tile_csr_steps = 0, o.tile_group_tasks = 1;
-        build_layout(&fd, F, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "with a task per group (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o = tile_options(w, 0, 0, 0);
-        build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "band plan (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o.tile_csr_shuffle = 1;
-        build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "band plan, forced (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o = tile_options(w, 0, 0, 0);
-        build_layout(&fd, C, w, &o, NULL);
-        cr_assert(2 * stat_value(fd.stats, "csr_tiles") < fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, 0, "mixed formats, default (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-        o.tile_csr_shuffle = 1;
-        build_layout(&fd, C, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & XS, XS, "mixed formats, forced (%s)", fd.stats);
-        spmvport_format_data_free(&fd);
-    }
+    /* matrix, tile_csr_shuffle, tile_csr_steps, tile_group_tasks, whether the plan has the flag */
+    const struct {
+        const spmv_matrix_t *A;
+        int shuffle, steps, group, on;
+        const char *what;
+    } cases[] = {{F, 0, 0, 0, 1, "FEM blocks (69% CSR tiles), default"},
+                 {F, -1, 0, 0, 0, "FEM blocks, -1"},
+                 {F, 1, 1, 0, 0, "FEM blocks, forced, with CSR steps"},
+                 {F, 1, 0, 1, 0, "FEM blocks, forced, with a task per group"},
+                 {S, 0, 0, 0, 0, "band plan, default"},
+                 {S, 1, 0, 0, 0, "band plan, forced"},
+                 {C, 0, 0, 0, 0, "mixed formats, default"},
+                 {C, 1, 0, 0, 1, "mixed formats, forced"}};
+    for (int w = 32; w <= 64; w *= 2)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+            o.tile_csr_shuffle = cases[i].shuffle, o.tile_csr_steps = cases[i].steps;
+            o.tile_group_tasks = cases[i].group;
+            build_layout(&fd, cases[i].A, w, &o, NULL);
+            const int on = (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0;
+            cr_assert_eq(on, cases[i].on, "W %d, %s: %s", w, cases[i].what, fd.stats);
+            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"),
+                         !on ? 0 : (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4, "%s",
+                         fd.stats);
+            cr_assert(on || !(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3), "%s", fd.stats);
+            if (i == 0 || i == 6) /* the default's rule: at least half the stored tiles CSR */
+                cr_assert_eq(2 * stat_value(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], i == 0, "%s",
+                             fd.stats);
+            spmvport_format_data_free(&fd);
+        }
     spmv_matrix_destroy(F);
     spmv_matrix_destroy(S);
     spmv_matrix_destroy(C);
+}
+
+/* The shuffled loop's entries a step: 3 on FEM blocks whose rows have 3, 6 or 9 entries a tile in nearly every warp
+ * step (fem3d:3:13: a quarter fewer lane slots, no more steps than 4), else 4 (bcsstk15: fewer slots at 3 but 18%
+ * more steps). */
+Test(tile_invariants, csr_shuffle_step)
+{
+    for (int i = 0; i < 2; i++) {
+        spmv_matrix_t *A = NULL;
+        if (i == 0) cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:13", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        else A = support_read_shared("bcsstk15", SPMV_F64);
+        for (int w = 32; w <= 64; w *= 2) {
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+            build_layout(&fd, A, w, &o, NULL);
+            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), i == 0 ? 3 : 4, "%s, W %d: %s",
+                         i == 0 ? "fem3d:3:13" : "bcsstk15", w, fd.stats);
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(A);
+    }
 }
 
 Test(tile_invariants, stencil_band_tiles)

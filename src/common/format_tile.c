@@ -617,6 +617,45 @@ typedef struct {
     int64_t hist_tiles[SPMVPORT_TILE_NFORMATS], hist_nnz[SPMVPORT_TILE_NFORMATS];
 } tile_sizes;
 
+/* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
+ * entries: instructions) and at most 5% more steps (each about a memory round trip) over the plan's warp steps,
+ * else 4. A warp step is the G = W / 16 tiles its groups take together, and it lasts as long as the longest of
+ * their CSR rows: rows of 9 entries (FEM blocks of 3 unknowns) are 3 steps of 3 or 3 of 4, rows of 8 are 3 of 3
+ * or 2 of 4. fem3d:3:28-56: 25% fewer slots, 0-4% more steps; the 14 shared FEM matrices with x by shuffles: 4-34%
+ * fewer slots (3 of them more) but 18-100% more steps. On the H200 (session 23, run ML) 3 entries took fem3d:3:48
+ * from 0.0873 to 0.0802 ms f64 (0.0698 -> 0.0636 f32) and fem3d:3:56 from 0.1666 to 0.1476 (0.1376 -> 0.1210),
+ * and made the 14 shared matrices 6% slower in geometric mean. */
+static int shuffle_step(const spmvport_format_data *fd, int64_t tasks)
+{
+    const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
+    const uint8_t *fmt = fd->arrays[SPMVPORT_TILE_A_FMT].data, *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;
+    const int G = fd->warp_size / TD;
+    int64_t slots3 = 0, slots4 = 0, steps3 = 0, steps4 = 0;
+    for (int64_t w = 0; w < tasks; w++) {
+        const int64_t first = task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_FIRST];
+        const int64_t last = task[SPMVPORT_TILE_TASK_FIELDS * (w + 1) + SPMVPORT_TILE_TASK_FIRST];
+        const int64_t r0 = (int64_t)task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_ROW] * TD;
+        const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;
+        for (int64_t bw = first; bw < last; bw += G) {
+            int longest = 0;
+            for (int64_t t = bw; t < bw + G && t < last; t++) {
+                if (fmt[t] != SPMVPORT_TILE_CSR) continue;
+                const int nv = off[2 * t + 2] - off[2 * t];
+                const uint8_t *start = idx + off[2 * t + 1];
+                for (int r = 0; r < rowlen; r++) {
+                    const int len = (r + 1 < rowlen ? start[r + 1] : nv) - start[r];
+                    if (len > longest) longest = len;
+                }
+            }
+            slots3 += (longest + 2) / 3 * 3;
+            slots4 += (longest + 3) / 4 * 4;
+            steps3 += (longest + 2) / 3;
+            steps4 += (longest + 3) / 4;
+        }
+    }
+    return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
+}
+
 static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
 {
     size_t index_bytes = 0; /* every array but values and per-call scratch */
@@ -636,7 +675,10 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
-                 (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0, (long long)z->tiles,
+                 !(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE)       ? 0
+                 : (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3
+                                                                                       : 4,
+                 (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -956,6 +998,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         p[SPMVPORT_TILE_P_FLAGS] == (z.def_inline ? SPMVPORT_TILE_FLAG_DEFERRED_INLINE : 0) && !cfg.band &&
         p[SPMVPORT_TILE_P_INFLIGHT] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
+    if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks) == 3)
+        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

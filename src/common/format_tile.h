@@ -113,6 +113,10 @@ enum {
  * columns with its row's bounds, and each entry's x comes from the group's lanes by a shuffle, not a load that
  * waits for the entry's column nibble. Same sums in the same order. */
 #define SPMVPORT_TILE_FLAG_CSR_SHUFFLE 8
+/* CSR_STEP3 (with CSR_SHUFFLE): the shuffled CSR loop takes 3 entries a step instead of 4, where the builder counts
+ * fewer lane slots (steps x entries) over the plan's warp steps that way (FEM blocks of 3 unknowns: rows of 3, 6
+ * or 9 entries a tile). */
+#define SPMVPORT_TILE_FLAG_CSR_STEP3 16
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */

@@ -16,7 +16,8 @@
  *                      W = 64) adds the groups; lanes 0..rowlen-1 write alpha*sum + beta*y, or the task's carry
  *                      slot when its tile row is split over several tasks.
  *                      With x by shuffles (plans of CSR tiles, flag SPMVPORT_TILE_FLAG_CSR_SHUFFLE) the groups
- *                      step together and a CSR tile's x entries come from the group's lanes (tile_csr_shuffled).
+ *                      step together and a CSR tile's x entries come from the group's lanes (tile_csr_shuffled),
+ *                      3 or 4 entries a step.
  *   tile_inline_kernel tile_kernel with the deferred part inside: the tile row's first task sums it first.
  *   tile_band_items_kernel  band plans with a task per 16-lane group (the default there): each tile's header is
  *                      decoded once, by one lane, into per-diagonal items in shared memory, and the group's lanes
@@ -371,9 +372,8 @@ struct tile_batch_sum {
  * through the rows U entries at a time until every lane's row is done; an entry's x comes from lane
  * `column nibble` of the lane's group. The chain a tile is then header -> bounds and x -> entries, where the
  * entry-at-a-time loop waited for each entry's nibble before loading its x. Same sums, same order.
- * U = tile_shuffle_step: on the H100 (session 23, fem3d:3:40-56) 4 was fastest; 8 (64 registers in f64) was
- * 1.1-1.4x slower, 2 1-3% slower. */
-constexpr int tile_shuffle_step = 4;
+ * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots). On the H100
+ * (session 23, fem3d:3:40-56) 8 was 1.1-1.4x slower (64 registers in f64) and 2 1-3% slower than 4. */
 
 template <int W, int U, typename T>
 PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
@@ -633,7 +633,7 @@ PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T
  * the per-task work (record loads, rowlen, the y writes) is shared by G tasks. DI (L = 1, BB = 0, no
  * GT; flag SPMVPORT_TILE_FLAG_DEFERRED_INLINE): the deferred part inside (tile_inline_kernel), def its arrays
  * (unused otherwise). One body, two kernels: tile_kernel and tile_inline_kernel differ in their launch bounds. */
-template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI, bool XS>
+template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI, int XU>
 PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                            const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                            const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
@@ -668,7 +668,7 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
     if (BB) {
         tile_group_batches<S, (BB > 0 ? BB : 1), T>(acc, b1, last, tile_col, tile_fmt, tile_off, tile_idx, tile_val, x,
                                                     n, rowlen, r);
-    } else if (XS) { /* L = 1, no GT: the groups step together (warp-uniform bounds), group g on tile bw + g */
+    } else if (XU > 0) { /* L = 1, no GT: the groups step together (warp-uniform bounds), group g on tile bw + g */
         if (takes_def) tile_deferred_rows<W>(acc, def, x, r0, lane, rowlen);
         tile_meta h[1];
         tile_load_batch<1>(h, tile_col, tile_fmt, tile_off, b1, G, last);
@@ -676,7 +676,7 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
             tile_meta hn[1];
             tile_load_batch<1>(hn, tile_col, tile_fmt, tile_off, bw + G + g, G, last);
             if (port_ballot<W>(h[0].fmt > SPMVPORT_TILE_CSR) == 0) /* CSR or no tile (-1) in every group */
-                tile_csr_shuffled<W, tile_shuffle_step>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r, lane);
+                tile_csr_shuffled<W, (XU > 0 ? XU : 1)>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r, lane);
             else if (h[0].fmt >= 0)
                 tile_batch_sum<1, T, false>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
             h[0] = hn[0];
@@ -698,30 +698,31 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
     if ((GT ? r : lane) < rowlen) tile_write_row(acc, r, slot, r0, carry, y, alpha, beta);
 }
 
-template <int W, typename T, int L, int BB, bool CS = false, bool GT = false, bool XS = false>
+template <int W, typename T, int L, int BB, bool CS = false, bool GT = false, int XU = 0>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                 const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
                 const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
-    tile_body<W, T, L, BB, CS, GT, false, XS>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
+    tile_body<W, T, L, BB, CS, GT, false, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
                                           x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
 }
 
 /* The plain kernel with the deferred part inside, held to 6 resident blocks of 256 threads (sm_90: 40 registers,
  * no spills; unbounded, ptxas took 48, 5 blocks): on the H200, fem3d:3:48 0.1134 -> 0.1088 ms f64, 0.0800 ->
- * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). With x by shuffles (XS) 5 blocks, 48
- * registers: at 6, f64 spilled 52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23). */
-template <int W, typename T, bool CS, bool XS = false>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, XS ? 5 : 6)
+ * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). With x by shuffles (XU > 0) 5 blocks, 48
+ * registers: at 6, f64 spilled 48-52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23; f32 fits
+ * 40 registers with 3 entries a step, but was slower on fem3d:3:40, faster on :48 and :56, H200). */
+template <int W, typename T, bool CS, int XU = 0>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, XU > 0 ? 5 : 6)
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                        const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
                        T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta,
                        tile_deferred<T> def)
 {
-    tile_body<W, T, 1, 0, CS, false, true, XS>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
+    tile_body<W, T, 1, 0, CS, false, true, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
                                            x, y, alpha, beta, def);
 }
 
@@ -856,13 +857,16 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         return "tile: band batches of 2 or 4 tiles, with one tile in flight per group";
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
-                         SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE)) != 0 ||
+                         SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
+                         SPMVPORT_TILE_FLAG_CSR_STEP3)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
         (bb != 0 || inflight != 1 || (fl & (SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS))))
         return "tile: x by shuffles only in the kernel without band tiles, one tile in flight, a task per warp and "
                "no CSR steps";
+    if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP3) && !(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE))
+        return "tile: steps of 3 entries only with x by shuffles";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if ((fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) && (inflight != 1 || bt != 1))
         return "tile: a task per group only with one tile in flight and one task per warp";
@@ -906,7 +910,7 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
 /* tile_kernel with one tile in flight: band batches of bb tiles (4 or 2), else CSR steps (cs) or not, with the
  * deferred part inside when def.ptr is set (checked at upload: then bb = 0 and no GT); GT: a task per group. */
 template <int W, typename T, bool GT>
-void launch_tile_one(int64_t bb, bool cs, bool xs, unsigned blocks, port_stream_t s, int m, int n, int tasks,
+void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t s, int m, int n, int tasks,
                      const int *task, const int *tcol, const unsigned char *tfmt, const int *toff,
                      const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta,
                      tile_deferred<T> def)
@@ -921,8 +925,11 @@ void launch_tile_one(int64_t bb, bool cs, bool xs, unsigned blocks, port_stream_
         else
             PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 2, false, false>)
             (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
-    } else if (def.ptr != nullptr && xs)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, true>)
+    } else if (def.ptr != nullptr && xu == 3)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 3>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr && xu == 4)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 4>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr && cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
@@ -930,8 +937,11 @@ void launch_tile_one(int64_t bb, bool cs, bool xs, unsigned blocks, port_stream_
     else if (def.ptr != nullptr)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
-    else if (xs && !GT) /* checked at upload: x by shuffles never with GT */
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, true>)
+    else if (xu == 3 && !GT) /* checked at upload: x by shuffles never with GT */
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 3>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (xu == 4 && !GT)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 4>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
@@ -963,7 +973,7 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     constexpr int warps = tile_block / W;
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     const bool gt = (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0, cs = (fl & SPMVPORT_TILE_FLAG_CSR_STEPS) != 0;
-    const bool xs = (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0;
+    const int xu = !(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0 : (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4;
     const long long per_block = (long long)warps * (gt ? W / tile_dim : 1); /* tasks per block */
     const unsigned blocks = (unsigned)((tasks + per_block - 1) / per_block);
     const int *task = (const int *)d[SPMVPORT_TILE_A_TASK], *tcol = (const int *)d[SPMVPORT_TILE_A_COL];
@@ -994,10 +1004,10 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
                 PORT_LAUNCH(kb, tile_block, 0, s, tile_band_tasks_kernel<W, T, 2>)
                 (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         } else if (gt)
-            launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xs, blocks, s, fd->m, fd->n, tasks, task,
+            launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, blocks, s, fd->m, fd->n, tasks, task,
                                         tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         else
-            launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xs, blocks, s, fd->m, fd->n, tasks, task,
+            launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, blocks, s, fd->m, fd->n, tasks, task,
                                          tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         break;
     }
