@@ -555,9 +555,9 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
 }
 
 /* x by shuffles, chosen by default, 3 entries a step: FEM blocks (fem3d:3:13, its grid not a multiple of 16: edge
- * tiles) with their COO tiles deferred (98% of the stored tiles CSR, a few ELL and HYB ones: mixed steps), the deferred part
- * inside the kernel or after it by csr_lb, split tile rows (the default balance, 8) or not (64); f64 and f32. The plan must be what
- * the test is for. */
+ * tiles) with their COO tiles deferred (98% of the stored tiles CSR, a few ELL and HYB ones: mixed steps), the
+ * deferred part inside the kernel or after it by csr_lb, split tile rows (the default balance, 8) or not (64); f64
+ * and f32. The plan must be what the test is for. */
 Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -573,7 +573,8 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
             const spmv_plan_info_t info = tile_plan_info(ctx, A, &o);
             const char *xs = strstr(info.stats, "csr_shuffle="), *ell = strstr(info.stats, "ell_tiles=");
             const char *split = strstr(info.stats, "split_rows=");
-            cr_assert(xs && ell && split && atoi(xs + 12) == 3 && atoi(ell + 10) > 0 && (atoi(split + 11) > 0) == (v < 2),
+            cr_assert(xs && ell && split && atoi(xs + 12) == 3 && atoi(ell + 10) > 0 &&
+                          (atoi(split + 11) > 0) == (v < 2),
                       "fem3d:3:13 variant %d: not the plan the test is for: %s", v, info.stats);
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:3:13", A, 0);
             cr_assert(r >= 0, "fem3d:3:13 variant %d: %s", v, spmv_last_error(ctx));

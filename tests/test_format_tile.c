@@ -841,8 +841,8 @@ Test(tile_invariants, band_plan_needs_band_nonzeros)
 }
 
 /* x by shuffles (SPMVPORT_TILE_FLAG_CSR_SHUFFLE): by default on plans of at least half CSR tiles (FEM blocks),
- * not on the band plan of a stencil nor on a plan of mostly other formats; option 1 forces it wherever the kernel has it, -1 turns it off; never with CSR steps or
- * a task per group. */
+ * not on the band plan of a stencil nor on a plan of mostly other formats; option 1 forces it wherever the kernel
+ * has it, -1 turns it off; never with CSR steps or a task per group. */
 Test(tile_invariants, csr_shuffle_flag)
 {
     spmv_matrix_t *F = NULL, *S = stencil5(SPMV_F64), *C = crafted(SPMV_F64, 1, 0);
@@ -930,24 +930,29 @@ Test(tile_invariants, stencil_band_tiles)
             cr_assert(!SPMVPORT_TILE_IS_BAND(fmt[t]), "inflight 1: band tile %lld", (long long)t);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "%s", fd.stats);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_TASKS], 1, "no band batches: one task per warp");
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "no CSR tiles, no CSR steps (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0,
+                     "no CSR tiles, no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_variant = 1; /* every tile CSR: CSR steps only when asked (measured slower); never with band batches */
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "all-CSR tiles, default: no CSR steps (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0,
+                     "all-CSR tiles, default: no CSR steps (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = 1;
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 1, "all-CSR tiles, tile_csr_steps 1 (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 1,
+                     "all-CSR tiles, tile_csr_steps 1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o.tile_csr_steps = -1;
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "tile_csr_steps -1 (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0,
+                     "tile_csr_steps -1 (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         o = tile_options(w, 0, 0, 0);
         o.tile_csr_steps = 1; /* band batches: no CSR steps whatever the option */
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0, "band batches (%s)", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS, 0,
+                     "band batches (%s)", fd.stats);
         spmvport_format_data_free(&fd);
     }
     for (int k = 0; k < 6; k++) {

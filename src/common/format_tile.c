@@ -675,10 +675,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
-                 !(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE)       ? 0
-                 : (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3
-                                                                                       : 4,
-                 (long long)z->tiles,
+                 spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]), (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -995,8 +992,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * fem3d:3:20 (65%, its COO tiles not deferred) f32 5% slower, f64 the same */
     if ((opt->tile_csr_shuffle == 1 || (opt->tile_csr_shuffle == 0 && z.tiles > 0 &&
                                         2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles)) &&
-        p[SPMVPORT_TILE_P_FLAGS] == (z.def_inline ? SPMVPORT_TILE_FLAG_DEFERRED_INLINE : 0) && !cfg.band &&
-        p[SPMVPORT_TILE_P_INFLIGHT] == 1)
+        !(p[SPMVPORT_TILE_P_FLAGS] & (SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) &&
+        !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
     if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks) == 3)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3;

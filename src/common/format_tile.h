@@ -96,8 +96,7 @@ enum {
                                        tiles' loads together (inflight automatic, at least half the tiles band) */
     SPMVPORT_TILE_P_BAND_TASKS = 14, /* 1, or 2 .. SPMVPORT_TILE_MAX_BAND_TASKS with band batches: consecutive
                                        tasks one warp takes (tile_band_tasks_kernel); the layout is the same */
-    SPMVPORT_TILE_P_FLAGS = 15,     /* kernel flags (SPMVPORT_TILE_FLAG_*) */
-    SPMVPORT_TILE_P_CSR_STEPS = 15  /* the same slot: flag 1 was its only value before GROUP_TASKS */
+    SPMVPORT_TILE_P_FLAGS = 15      /* kernel flags (SPMVPORT_TILE_FLAG_*) */
 };
 /* Flags in SPMVPORT_TILE_P_FLAGS. CSR_STEPS: the kernel without band tiles (inflight 1) sums CSR tile rows in
  * steps of 8 entries (same order), else one entry at a time. GROUP_TASKS (inflight 1, one task per warp): each
@@ -117,6 +116,12 @@ enum {
  * fewer lane slots (steps x entries) over the plan's warp steps that way (FEM blocks of 3 unknowns: rows of 3, 6
  * or 9 entries a tile). */
 #define SPMVPORT_TILE_FLAG_CSR_STEP3 16
+
+/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3 or 4. */
+static inline int spmvport_tile_shuffle_step(int64_t flags)
+{
+    return !(flags & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0 : (flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4;
+}
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 
 /* Fields of a task record and of a split record. */

@@ -172,7 +172,7 @@ PORT_DEVICE void tile_band(T &acc, int fmt, const T *__restrict__ val, int rowle
 /* One tile alone (tile_inflight = 1): row r's entries in order; ELL / HYB slot r is loaded with the width byte
  * (w >= 1 in every stored ELL / HYB tile), so neither waits for the other. Fewer registers than lead + rest.
  * BAND: band tiles possible (only in the band batch kernel: the branch costs the plain kernel 8 registers).
- * STEPS: CSR rows in steps (tile_csr_step; plan parameter SPMVPORT_TILE_P_CSR_STEPS), else an entry at a time. */
+ * STEPS: CSR rows in steps (tile_csr_step; flag SPMVPORT_TILE_FLAG_CSR_STEPS), else an entry at a time. */
 template <typename T, bool BAND, bool STEPS = false>
 PORT_DEVICE void tile_apply(T &acc, int fmt, const unsigned char *__restrict__ idx, const T *__restrict__ val, int nv,
                             int rowlen, int collen, const T *__restrict__ xc, int r)
@@ -374,7 +374,6 @@ struct tile_batch_sum {
  * entry-at-a-time loop waited for each entry's nibble before loading its x. Same sums, same order.
  * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots). On the H100
  * (session 23, fem3d:3:40-56) 8 was 1.1-1.4x slower (64 registers in f64) and 2 1-3% slower than 4. */
-
 template <int W, int U, typename T>
 PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
                                    const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r,
@@ -705,8 +704,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
                 const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
                 const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
-    tile_body<W, T, L, BB, CS, GT, false, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
-                                          x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
+    tile_body<W, T, L, BB, CS, GT, false, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val,
+                                              carry, x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
 }
 
 /* The plain kernel with the deferred part inside, held to 6 resident blocks of 256 threads (sm_90: 40 registers,
@@ -722,8 +721,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, XU > 0 ? 5 : 6)
                        T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta,
                        tile_deferred<T> def)
 {
-    tile_body<W, T, 1, 0, CS, false, true, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val, carry,
-                                           x, y, alpha, beta, def);
+    tile_body<W, T, 1, 0, CS, false, true, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val,
+                                               carry, x, y, alpha, beta, def);
 }
 
 /* Band items (band plans with a task per group, SPMVPORT_TILE_FLAG_GROUP_TASKS): a pass covers the next
@@ -973,7 +972,7 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     constexpr int warps = tile_block / W;
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     const bool gt = (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0, cs = (fl & SPMVPORT_TILE_FLAG_CSR_STEPS) != 0;
-    const int xu = !(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0 : (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4;
+    const int xu = spmvport_tile_shuffle_step(fl);
     const long long per_block = (long long)warps * (gt ? W / tile_dim : 1); /* tasks per block */
     const unsigned blocks = (unsigned)((tasks + per_block - 1) / per_block);
     const int *task = (const int *)d[SPMVPORT_TILE_A_TASK], *tcol = (const int *)d[SPMVPORT_TILE_A_COL];
