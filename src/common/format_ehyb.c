@@ -422,12 +422,6 @@ typedef struct {
  * Step 2b: halos
  * ================================================================================================== */
 
-static int by_int(const void *pa, const void *pb)
-{
-    const int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-    return (a > b) - (a < b);
-}
-
 static int by_vertex(const void *pa, const void *pb)
 {
     const keyed_vertex *a = pa, *b = pb;
@@ -448,7 +442,7 @@ static int in_halo(const ehyb_build *b, int32_t p, int32_t v)
     const int32_t count = b->halo_ptr[p + 1] - b->halo_ptr[p];
     if (count == 0) return 0; /* halo_v is NULL without halos: bsearch must not see it */
     const int32_t *h = b->halo_v + b->halo_ptr[p];
-    return bsearch(&v, h, (size_t)count, sizeof *h, by_int) != NULL;
+    return bsearch(&v, h, (size_t)count, sizeof *h, spmvport_compare_int32) != NULL;
 }
 
 /* Part p's halo: the columns of other parts that p's rows use at least halo_min times, most used first while the
@@ -475,7 +469,7 @@ static int32_t part_halo(const ehyb_build *b, const int32_t *rows, int32_t nrows
     for (int32_t t = 0; t < nrows; t++)
         for (int32_t k = A->row_ptr[rows[t]]; k < A->row_ptr[rows[t] + 1]; k++)
             if (b->part[A->col_idx[k]] != p) cols[c++] = A->col_idx[k];
-    qsort(cols, (size_t)total, sizeof *cols, by_int);
+    qsort(cols, (size_t)total, sizeof *cols, spmvport_compare_int32);
     int64_t kept = 0;
     for (int64_t i = 0, j; i < total; i = j) {
         for (j = i + 1; j < total && cols[j] == cols[i];) j++;
@@ -948,7 +942,8 @@ static spmv_status_t convert(ehyb_build *b, char *msg, size_t msglen)
                 int64_t q;
                 /* staged: an own column (local pj - cb) or a halo column (local own count + its halo place) */
                 const int32_t *h = fits && (pj < cb || pj >= ce) && hl > 0
-                                       ? bsearch(&j, b->halo_v + hb, (size_t)hl, sizeof *h, by_int) : NULL;
+                                       ? bsearch(&j, b->halo_v + hb, (size_t)hl, sizeof *h, spmvport_compare_int32)
+                                       : NULL;
                 if (fits && ((pj >= cb && pj < ce) || h != NULL) && in_ell < b->ell_len[r]) {
                     q = b->ell_ptr[2 * s] + (int64_t)in_ell++ * W + lane;
                     b->ell_col[q] = (uint16_t)(h != NULL ? ce - cb + (h - (b->halo_v + hb)) : pj - cb);

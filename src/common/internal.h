@@ -100,6 +100,8 @@ double spmvport_now_ms(void);
  * the count kept (src/common/util.c). */
 void spmvport_sort_int32(int32_t *a, int32_t n);
 int32_t spmvport_unique_sorted(int32_t *a, int32_t n);
+/* qsort / bsearch comparator of int32_t values, ascending. */
+int spmvport_compare_int32(const void *a, const void *b);
 
 /* Format data life cycle (src/common/format.c): add an array (takes ownership of data) or allocate one. */
 void spmvport_format_data_free(spmvport_format_data *fd);

@@ -151,7 +151,7 @@ double spmvport_now_ms(void)
 
 /* ---- sorting index arrays ------------------------------------------------------------------------------- */
 
-static int compare_int32(const void *a, const void *b)
+int spmvport_compare_int32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
@@ -160,7 +160,7 @@ static int compare_int32(const void *a, const void *b)
 void spmvport_sort_int32(int32_t *a, int32_t n)
 {
     if (n > 32) {
-        qsort(a, (size_t)n, sizeof *a, compare_int32);
+        qsort(a, (size_t)n, sizeof *a, spmvport_compare_int32);
         return;
     }
     for (int32_t i = 1; i < n; i++) { /* rows are short: insertion sort beats qsort's call overhead */
