@@ -392,7 +392,15 @@ typedef struct spmv_plan_options {
                                   * every entry takes its x from the group's lanes (no dependent x load an entry;
                                   * the whole warp steps together). 0 = automatic, 1 = on, -1 = off. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[4];             /* zero; room for more options without breaking the ABI (48 ints in all since
+    /* SPMV_FORMAT_HBP, added after 0.2.0 (a reserved slot) */
+    int hbp_task_blocks;         /* a thread block per task when there are more tasks than the blocks resident at
+                                  * once: the hardware starts each block past those as one finishes, instead of
+                                  * the planned grid taking those tasks with an atomic ticket (and a done counter
+                                  * at the end). 0 = automatic (on: measured faster wherever it applies,
+                                  * docs/formats/hbp.md "Thread blocks"), 1 = on, -1 = never (the ticket). Not with
+                                  * hot columns (each block would copy them). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[3];             /* zero; room for more options without breaking the ABI (48 ints in all since
                                   * 0.2.0; 0.1.0 had 32) */
 } spmv_plan_options_t;
 

@@ -378,6 +378,37 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* hbp with more tasks than resident thread blocks: a thread block per task (the default, hbp_task_blocks = 0, and
+ * 1) and the resident grid with its ticket and done counter (-1), on a circuit (partials, one column block) and with
+ * narrow column blocks (a combine pass, staged windows), f64 and f32; the stats say which ran, and the checks
+ * execute each plan twice (the ticket reset between calls). */
+Test(SUITE, hbp_task_blocks, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "circuit:200000", p ? SPMV_F32 : SPMV_F64, 7), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 6; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_task_blocks = v % 3 - 1; /* -1, 0, 1 */
+            o.hbp_block_cols = v < 3 ? 0 : 4096;
+            spmv_plan_t *plan = NULL;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            spmv_plan_info_t pi;
+            cr_assert_eq(spmv_plan_get_info(plan, &pi), SPMV_STATUS_SUCCESS);
+            spmv_plan_destroy(plan);
+            cr_assert(strstr(pi.stats, o.hbp_task_blocks < 0 ? ";task_blocks=0;" : ";task_blocks=1;") != NULL,
+                      "circuit:200000, hbp_task_blocks %d: %s", o.hbp_task_blocks, pi.stats);
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "circuit:200000", A, 0) >= 0, "%s",
+                      spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* amf_csr's kernel variants besides the default (register cap amf_min_blocks: 1 = none, 3, 4; amf_values: 3 = after
  * the adds, 1 = with the columns, 2 = with the gathers; some spill), on the edge corpus and, for the packed/unpacked
  * folds, fold sizes 1..4 and long rows, a circuit matrix, f64 and f32; window loads cached in some, streamed in

@@ -365,6 +365,10 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     cr_assert(combine == HBP_COMBINE_PARTIALS || combine == HBP_COMBINE_ATOMICS, "%s", name);
     const int32_t *sched = arr(fd, HBP_A_SCHED);
     cr_assert(sched[0] == 0 && sched[1] == 0, "%s: ticket not zero", name);
+    cr_assert(prm[HBP_P_TASK_BLOCKS] == 0 ||
+                  (prm[HBP_P_TASK_BLOCKS] == 1 && prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && HBP_NHOT(fd) == 0),
+              "%s: a block per task with %lld tasks, grid %lld, %lld hot columns", name,
+              (long long)prm[HBP_P_NTASKS], (long long)prm[HBP_P_GRID], (long long)HBP_NHOT(fd));
 
     layout_check c = {A, fd, name, NULL, NULL, NULL, NULL, NULL, NULL};
     c.row_of = malloc(((size_t)A->nnz + 1) * sizeof(int32_t));
@@ -773,8 +777,10 @@ Test(hbp, bad_options)
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
-                                 options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
     bad[13].hbp_unit_trips = -2;
+    bad[16].hbp_task_blocks = 2;
+    bad[17].hbp_task_blocks = -2;
     bad[14].hbp_order = 3;
     bad[15].hbp_order = -1;
     bad[5].hbp_steps = 6;
@@ -963,6 +969,7 @@ static void repeated_executes(const char *spec, int rows, int cols, int counted)
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = generate(spec, SPMV_F64);
     spmv_plan_options_t o = options(32, rows, cols, 1, 0);
+    o.hbp_task_blocks = -1; /* the resident grid and the ticket (the default runs a block per task) */
     spmv_plan_t *plan = plan_of(ctx, A, &o);
     const spmvport_format_data *fd = &plan->fd;
     int32_t ntasks = (int32_t)fd->params[HBP_P_NTASKS], grid = (int32_t)fd->params[HBP_P_GRID];
@@ -998,6 +1005,56 @@ static void repeated_executes(const char *spec, int rows, int cols, int counted)
 
 Test(hbp, repeated_executes_reset_ticket) { repeated_executes("circuit:20000", 64, 256, 0); }
 Test(hbp, repeated_executes_counted_combine) { repeated_executes("circuit:200000", 0, 200000, 1); }
+
+/* A thread block per task (hbp_task_blocks 0 = on, 1) or the resident grid with the ticket (-1), on a matrix with
+ * more tasks than the grid: the flag as asked, the layout otherwise the same, and bitwise the same y (every unit
+ * writes its own outputs and partials, whichever block runs its task; the combine order is fixed). With hot
+ * columns the flag stays off. */
+Test(hbp, task_blocks)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("circuit:20000", SPMV_F64);
+    int32_t m, n;
+    spmv_matrix_get_size(A, &m, &n, NULL, NULL);
+    double *x = malloc(sizeof(double) * (size_t)n), *y[3];
+    cr_assert(x != NULL);
+    support_random_vector(x, n, SPMV_F64, 5);
+    for (int v = 0; v < 3; v++) {
+        spmv_plan_options_t o = options(32, 64, 256, 1, 0);
+        o.hbp_task_blocks = v - 1;
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        const int64_t *prm = plan->fd.params;
+        cr_assert(prm[HBP_P_NTASKS] > prm[HBP_P_GRID], "%lld tasks, grid %lld", (long long)prm[HBP_P_NTASKS],
+                  (long long)prm[HBP_P_GRID]);
+        cr_assert_eq(prm[HBP_P_TASK_BLOCKS], v > 0, "hbp_task_blocks %d", o.hbp_task_blocks);
+        cr_assert_eq(hbp_launch_grid(prm), v > 0 ? prm[HBP_P_NTASKS] : prm[HBP_P_GRID]);
+        cr_assert_eq(stat(plan->fd.stats, "task_blocks"), v > 0, "%s", plan->fd.stats);
+        y[v] = malloc(sizeof(double) * (size_t)m);
+        cr_assert(y[v] != NULL);
+        cr_assert_eq(spmv_execute(plan, 1.0, x, 0.0, y[v]), SPMV_STATUS_SUCCESS);
+        const int32_t *sched = plan->fd.arrays[HBP_A_SCHED].data;
+        cr_assert(sched[0] == 0 && sched[1] == 0);
+        spmv_plan_destroy(plan);
+    }
+    double ratio;
+    cr_assert_eq(spmv_reference_check(A, 1.0, x, 0.0, NULL, y[1], &ratio, NULL), SPMV_STATUS_SUCCESS);
+    cr_assert(ratio <= 1.0, "error ratio %g", ratio);
+    cr_assert(memcmp(y[0], y[1], sizeof(double) * (size_t)m) == 0 && memcmp(y[1], y[2], sizeof(double) * (size_t)m) == 0);
+    for (int v = 0; v < 3; v++) free(y[v]);
+    free(x);
+    spmv_matrix_destroy(A);
+    /* hot columns: each block would copy them, so the ticket stays (kron:17:16: more than 65536 columns, 32-bit) */
+    spmv_matrix_t *K = generate("kron:17:16", SPMV_F64);
+    spmv_plan_options_t o = options(32, 0, 0, 0, 0);
+    o.hbp_hot = -1;
+    o.hbp_block_cols = 1 << 17;
+    o.hbp_task_blocks = 1;
+    spmv_plan_t *plan = plan_of(ctx, K, &o);
+    cr_assert(HBP_NHOT(&plan->fd) > 0 && plan->fd.params[HBP_P_TASK_BLOCKS] == 0, "%s", plan->fd.stats);
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(K);
+    spmv_context_destroy(ctx);
+}
 
 /* The hash's parameters follow the block height and the warp size. */
 Test(hbp, hash_parameters)

@@ -83,6 +83,7 @@ static inline int hbp_hash_key(int32_t len, const hbp_hash *h)
 typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
+    int task_blocks_want; /* options.hbp_task_blocks */
     int position_order;   /* warp groups of a block in the order of their rows (options.hbp_order, order_groups) */
     double near;          /* share of the entries near the diagonal (near_share; -1: not counted) */
     int beyond_l2;        /* the CSR arrays exceed the L2 cache (beyond_l2): the block height and the order */
@@ -357,6 +358,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "of trips", opt->hbp_unit_trips);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_task_blocks < -1 || opt->hbp_task_blocks > 1) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_task_blocks = %d; expected 0 (automatic), 1 (a thread block per "
+                     "task) or -1 (the resident grid and a ticket)", opt->hbp_task_blocks);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
@@ -389,6 +395,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->prefetch = opt->hbp_prefetch == 0 ? HBP_DEFAULT_PREFETCH : opt->hbp_prefetch < 0 ? 0 : opt->hbp_prefetch;
     B->split_tails = opt->hbp_tails != 2;
     B->hot_want = opt->hbp_hot;
+    B->task_blocks_want = opt->hbp_task_blocks;
     if (!graph_steps(B, opt, dev)) {
         spmvport_msg(msg, msglen, "hbp: out of memory counting the column reads");
         return SPMV_STATUS_OUT_OF_MEMORY;
@@ -1263,6 +1270,17 @@ static hbp_task_sizes task_sizes(const hbp_build *B, int32_t grid)
     return z;
 }
 
+/* A thread block per task (options.hbp_task_blocks) where there are more tasks than resident blocks: the blocks
+ * past those start as others finish, in task order (the fixed-size tasks first), so the hardware's block
+ * scheduler does the ticket's work without its atomics: every block of the resident grid adds to one ticket and
+ * then to one done counter, the same two words, at least twice per block (grid + 2 more), which at the launch
+ * floor is a serial chain of L2 atomics. Never with hot columns: each block copies them from x. Automatic = on:
+ * run OA (H100) found it faster on every plan it changes (docs/formats/hbp.md "Thread blocks"). */
+static int task_blocks(const hbp_build *B, int32_t grid)
+{
+    return B->ntasks > grid && B->nhot == 0 && B->task_blocks_want >= 0;
+}
+
 /* Count the tasks (task == NULL) or write them. */
 static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t stage_cap, int32_t *task)
 {
@@ -1641,19 +1659,21 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
      * shrink it): whole rounds of this one */
     p[HBP_P_FIXED] = grid > 0 ? (sizes.nfixed < B->ntasks ? sizes.nfixed : B->ntasks) / grid : 0;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
+    p[HBP_P_TASK_BLOCKS] = task_blocks(B, grid);
 
     size_t bytes = 0;
     for (int a = 0; a < HBP_NARRAYS; a++) bytes += hbp_host_only(a) ? 0 : B->out_bytes[a]; /* device bytes */
     const hbp_hash *h = &B->h;
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
-                 "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;stage_cols=%d;"
+                 "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;task_blocks=%d;"
+                 "stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
                  "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f;wide_slots=%d;"
                  "uniform_groups=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
-                 B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, ts.stage_cols,
+                 B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, (int)p[HBP_P_TASK_BLOCKS], ts.stage_cols,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,

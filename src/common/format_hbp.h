@@ -132,9 +132,20 @@ enum {
                               device, where the longest unit sets the time */
     HBP_P_NEMPTY = 17,     /* empty rows (no segment), fix rows [0, nempty): with tasks, the SpMV kernel's blocks
                               write them before their tasks, so they need no pass of their own */
-    HBP_P_FIXED = 18       /* fixed tasks per thread block when there are more tasks than blocks: block c runs
+    HBP_P_FIXED = 18,      /* fixed tasks per thread block when there are more tasks than blocks: block c runs
                               tasks [c * fixed, (c + 1) * fixed), the rest are taken with the ticket */
+    HBP_P_TASK_BLOCKS = 19 /* 1: a thread block per task (the launch's grid is the task count, block c runs task
+                              c; the hardware hands out the blocks past the resident ones, no ticket); 0: the
+                              grid is HBP_P_GRID (at most the tasks) and the tasks past it are ticketed.
+                              options.hbp_task_blocks */
 };
+
+/* The SpMV kernel's grid (prm: fd->params): a block per task, or the planned resident grid, at most the tasks */
+static inline int64_t hbp_launch_grid(const int64_t *prm)
+{
+    const int64_t ntasks = prm[HBP_P_NTASKS];
+    return prm[HBP_P_TASK_BLOCKS] || prm[HBP_P_GRID] > ntasks ? ntasks : prm[HBP_P_GRID];
+}
 
 /* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
 #define HBP_NHOT(fd) ((int64_t)((fd)->arrays[HBP_A_HOT].bytes / sizeof(int32_t)))

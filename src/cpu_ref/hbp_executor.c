@@ -2,7 +2,8 @@
  * hbp_executor.c -- CPU executor of format hbp, walking the arrays exactly as src/common/device/hbp_kernels.h
  * does (layout: src/common/format_hbp.h, docs/formats/hbp.md), in the matrix's precision:
  *
- *   thread blocks  grid = min(params' grid, tasks), as the kernel is launched; with no more tasks than that,
+ *   thread blocks  grid = hbp_launch_grid (the tasks with HBP_P_TASK_BLOCKS, else min(params' grid, tasks)), as
+ *                  the kernel is launched; with no more tasks than that,
  *                  block c runs task c; else block c runs the fixed tasks [c*q, (c+1)*q), q = params[HBP_P_FIXED],
  *                  then takes tasks q*grid + ticket++ until they run out; the block that finishes last (done
  *                  counter) resets the ticket and the counter (HBP_A_SCHED), so every call starts from zero;
@@ -67,7 +68,7 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
     v.nempty = (int32_t)fd->params[HBP_P_NEMPTY];
-    v.grid = (int32_t)(fd->params[HBP_P_GRID] < v.ntasks ? fd->params[HBP_P_GRID] : v.ntasks); /* the launch's */
+    v.grid = (int32_t)hbp_launch_grid(fd->params); /* the launch's */
     v.fixed = (int32_t)fd->params[HBP_P_FIXED];
     v.W = fd->warp_size;
     v.combine = (int)fd->params[HBP_P_COMBINE];

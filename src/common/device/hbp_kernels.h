@@ -441,6 +441,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
         prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
+        prm[HBP_P_TASK_BLOCKS] < 0 || prm[HBP_P_TASK_BLOCKS] > 1 || (prm[HBP_P_TASK_BLOCKS] && HBP_NHOT(fd) > 0) ||
         (prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && prm[HBP_P_FIXED] * prm[HBP_P_GRID] > prm[HBP_P_NTASKS]) ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
         fd->arrays[HBP_A_UNIT_INFO].bytes != (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * sizeof(int32_t) ||
@@ -530,7 +531,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.combine = combine;
         a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
-        const int grid = (int)(prm[HBP_P_GRID] < ntasks ? prm[HBP_P_GRID] : ntasks);
+        const int grid = (int)hbp_launch_grid(prm);
         const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + HBP_NHOT(fd)) * sizeof(T); /* one of them is 0 */
         const int fixed = ntasks > grid ? (int)prm[HBP_P_FIXED] : 0;
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
