@@ -188,12 +188,15 @@ static inline int hbp_counted_combine(const int64_t *prm, int warp)
 
 /* Task sizes (format_hbp.c, task_sizes): this share of the entries is the fixed part, in this many tasks per
  * thread block; the competitive part is cut into this many tasks per thread block. Position-order plans
- * (circuits past L2) keep four equal tasks per block, half of them fixed: smaller ticket tasks made
- * circuit:5000000 2% slower, where they made fem3d:3:48 7% and kron:20:16 2-3% faster (H200, session 11). */
+ * (circuits past L2) cut half of the entries into 2 tasks per block and the other half into 6: with the ticket
+ * (session 11, H200) smaller ticket tasks had made circuit:5000000 2% slower, where they made fem3d:3:48 7% and
+ * kron:20:16 2-3% faster; with a thread block per task (session 25, H100, run OF) 6 instead of 2 made it 1.1%
+ * faster in both precisions (4: f64 2.6% faster, f32 0.6% slower; 8 and 14 slower than 6). Plans in bin order
+ * keep 8: 16 made stencil3d:7:160 2-4% slower (run OE). */
 #define HBP_FIXED_SHARE 0.6
 #define HBP_FIXED_TASKS 2
 #define HBP_TICKET_TASKS 8
 #define HBP_FIXED_SHARE_POSITION 0.5
-#define HBP_TICKET_TASKS_POSITION 2
+#define HBP_TICKET_TASKS_POSITION 6
 
 #endif /* SPMVPORT_FORMAT_HBP_H */
