@@ -378,6 +378,18 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* The info of a plan of A in `format` with options o (the plan is destroyed again). */
+static spmv_plan_info_t plan_info(spmv_context_t *ctx, spmv_format_t format, const spmv_matrix_t *A,
+                                  const spmv_plan_options_t *o)
+{
+    spmv_plan_t *plan = NULL;
+    spmv_plan_info_t info;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, format, o), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    spmv_plan_destroy(plan);
+    return info;
+}
+
 /* hbp with more tasks than resident thread blocks: a thread block per task (the default, hbp_task_blocks = 0, and
  * 1) and the resident grid with its ticket and done counter (-1), on a circuit (partials, one column block) and with
  * narrow column blocks (a combine pass, staged windows), f64 and f32; the stats say which ran, and the checks
@@ -393,12 +405,7 @@ Test(SUITE, hbp_task_blocks, .timeout = 600)
             spmv_plan_options_init(&o);
             o.hbp_task_blocks = v % 3 - 1; /* -1, 0, 1 */
             o.hbp_block_cols = v < 3 ? 0 : 4096;
-            spmv_plan_t *plan = NULL;
-            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &o), SPMV_STATUS_SUCCESS, "%s",
-                         spmv_last_error(ctx));
-            spmv_plan_info_t pi;
-            cr_assert_eq(spmv_plan_get_info(plan, &pi), SPMV_STATUS_SUCCESS);
-            spmv_plan_destroy(plan);
+            const spmv_plan_info_t pi = plan_info(ctx, SPMV_FORMAT_HBP, A, &o);
             cr_assert(strstr(pi.stats, o.hbp_task_blocks < 0 ? ";task_blocks=0;" : ";task_blocks=1;") != NULL,
                       "circuit:200000, hbp_task_blocks %d: %s", o.hbp_task_blocks, pi.stats);
             cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "circuit:200000", A, 0) >= 0, "%s",
@@ -535,18 +542,6 @@ Test(SUITE, tile_band_wide_diagonals, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* The info of a tile plan of A with options o (the plan is destroyed again). */
-static spmv_plan_info_t tile_plan_info(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_plan_options_t *o)
-{
-    spmv_plan_t *plan = NULL;
-    spmv_plan_info_t info;
-    cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, o), SPMV_STATUS_SUCCESS, "%s",
-                 spmv_last_error(ctx));
-    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-    spmv_plan_destroy(plan);
-    return info;
-}
-
 /* A tile plan of A with tile_balance `balance` is a band plan with a task per group (the band items kernel) that
  * also holds COO tiles, and computes A within the bound. */
 static void check_mixed_band_plan(spmv_context_t *ctx, const spmv_matrix_t *A, int balance, const char *name)
@@ -554,7 +549,7 @@ static void check_mixed_band_plan(spmv_context_t *ctx, const spmv_matrix_t *A, i
     spmv_plan_options_t o;
     spmv_plan_options_init(&o);
     o.tile_balance = balance;
-    const spmv_plan_info_t info = tile_plan_info(ctx, A, &o);
+    const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
     const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
     const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
     cr_assert(gt && bb && coo && band && atoi(gt + 12) == 1 && atoi(bb + 11) == 4 && atoi(coo + 10) > 0 &&
@@ -601,7 +596,7 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
             o.tile_deferred_coo = 1;
             o.tile_deferred_inline = v % 2 ? -1 : 0;
             o.tile_balance = v >= 2 ? 64 : 0;
-            const spmv_plan_info_t info = tile_plan_info(ctx, A, &o);
+            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             const char *xs = strstr(info.stats, "csr_shuffle="), *ell = strstr(info.stats, "ell_tiles=");
             const char *split = strstr(info.stats, "split_rows=");
             cr_assert(xs && ell && split && atoi(xs + 12) == 3 && atoi(ell + 10) > 0 &&
