@@ -259,7 +259,8 @@ typedef struct spmv_plan_options {
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
                                   * doubled while that saves enough of the warp groups' trips (graphs): up to
-                                  * 16384 by 2% when the matrix exceeds the L2 cache, else up to 8192 by 5% */
+                                  * 16384 by 2% when the matrix exceeds the L2 cache, else up to 8192 by 5%;
+                                  * at least 4096 in automatic position order (hbp_order, circuits past L2) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above
                                   * 65536: 32-bit local columns; 4096 (f64) is the former shared-memory default */
     int hbp_combine;             /* 0 = automatic, 1 = per-column-block partial vectors + combine, 2 = atomics */

@@ -940,6 +940,13 @@ Test(hbp, group_order)
     cr_assert_eq(order_inversions(&fd), 0, "%s", fd.stats);
     cr_assert_eq(stat(fd.stats, "steps"), 8, "%s: automatic position order runs 8 steps", fd.stats);
     cr_assert_eq(stat(fd.stats, "ctas"), HBP_CTAS_PER_SM(8, 8), "%s", fd.stats);
+    cr_assert_eq(stat(fd.stats, "block_rows"), 4096, "%s: automatic position order, blocks of 4096 rows", fd.stats);
+    spmvport_format_data_free(&fd);
+    o.hbp_block_rows = 1024; /* an explicit height wins */
+    fd = build_on(A, &dev, &o, "circuit, 1 MiB L2, 1024 rows");
+    cr_assert(strstr(fd.stats, "order=position") != NULL && stat(fd.stats, "block_rows") == 1024, "%s", fd.stats);
+    cr_assert_eq(order_inversions(&fd), 0, "%s", fd.stats);
+    o.hbp_block_rows = 0;
     spmvport_format_data_free(&fd);
     o.hbp_steps = 4; /* an explicit step count wins */
     fd = build_on(A, &dev, &o, "circuit, 1 MiB L2, 4 steps");
@@ -955,6 +962,7 @@ Test(hbp, group_order)
     fd = build_on(A, &dev, &o, "circuit, 64 MiB L2");
     cr_assert(strstr(fd.stats, "order=bin") != NULL && stat(fd.stats, "near") < 0, "%s", fd.stats);
     cr_assert_eq(stat(fd.stats, "steps"), 4, "%s", fd.stats);
+    cr_assert_lt(stat(fd.stats, "block_rows"), 4096, "%s: bin order keeps the counted height", fd.stats);
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(K);
