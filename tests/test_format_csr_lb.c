@@ -107,7 +107,9 @@ Test(format_choose, x_sector_use)
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
  * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
  * 27-point stencil, uniform 16 a row) take amf_csr, and so do regular short rows whose columns are random (lp,
- * uniform 3 a row: x read scattered), while the stencils' short rows keep csr_scalar; with a 60 MB L2 every
+ * uniform 3 a row: x read scattered), while the stencils' short rows keep csr_scalar; skewed rows take amf_csr
+ * where x is read near the diagonal (the circuit) and the vendor library where it is read scattered or the rows
+ * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
  * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
  * amf_csr, short regular rows csr_scalar. */
 Test(format_choose, gpu_rule_by_class)
@@ -120,9 +122,9 @@ Test(format_choose, gpu_rule_by_class)
         {"uniform:20000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
-        {"circuit:20000", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR},
+        {"circuit:20000", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_AMF_CSR}, /* skewed, x read near the diagonal */
         {"kron:12:16", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR},
-        {"kron:8:4", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_AMF_CSR}};
+        {"kron:14:4", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR}}; /* power law of 7 a row: x read scattered */
     spmv_device_info_t gpu;
     memset(&gpu, 0, sizeof gpu);
     gpu.backend = SPMV_BACKEND_CUDA;

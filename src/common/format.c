@@ -82,8 +82,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.24-1.29x, 27-point stencil 1.19-1.25x,
  *                                                                             where csr_lb gave 1.02-1.19x and
  *                                                                             csr_vector 0.78-0.91x; session 20)
- *   GPU, skewed rows averaging more than 16                      vendor      (Kronecker: csr_lb 0.95x)
- *   GPU, other skewed rows                                       csr_lb      (circuit 1.09-1.17x)
+ *   GPU, skewed rows averaging more than 16, or whose reads of   vendor      (Kronecker: csr_lb 0.95x; kron:20:4
+ *     x are scattered (power-law graphs)                                      and :8 0.90-0.97x, amf_csr 0.74-0.97x)
+ *   GPU, other skewed rows (circuits: x read near the diagonal)  amf_csr     (circuit:1000000-5000000 1.07-1.14x,
+ *                                                                             csr_lb 0.82-1.17x; session 26, H200)
  *   CPU, longer rows                                             csr_vector
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
@@ -106,7 +108,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     if (gpu) {
         if (in_l2) return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
-        return avg > 16 ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_CSR_LB;
+        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) return SPMV_FORMAT_VENDOR;
+        return SPMV_FORMAT_AMF_CSR;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }
