@@ -409,13 +409,6 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         spmvport_msg(msg, msglen, "hbp: out of memory choosing the block height");
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    /* In automatic position order the groups keep their rows' order whatever the height, so a taller scope costs
-     * little locality and fewer, larger blocks ran faster although the counted trips barely change (H200, run PE,
-     * three processes each: circuit:5000000 1024 -> 4096 rows 172.8 -> 170.6 us f64, 107.7 -> 105.4 f32;
-     * circuit:2000000 69.8 -> 68.0, 46.9 -> 45.6; 8192 within 1% of 4096). */
-    if (opt->hbp_block_rows == 0 && opt->hbp_order == 0 && B->position_order && B->C >= B->A->n &&
-        B->R < HBP_POSITION_BLOCK_ROWS)
-        B->R = HBP_POSITION_BLOCK_ROWS;
     B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
     B->unit_trips = choose_unit_trips(B, dev, opt->hbp_unit_trips);
@@ -812,11 +805,17 @@ static int64_t window_trips(const hbp_build *B, const hbp_hash *h, int32_t r0, i
     return trips;
 }
 
-/* The block height for one column block and no hbp_block_rows: see above. Returns 0 when out of memory. */
+/* The block height for one column block and no hbp_block_rows: see above. Returns 0 when out of memory.
+ * In automatic position order (B->near is -1 unless the order is automatic) the groups keep their rows' order
+ * whatever the height, so a taller scope costs little locality, and fewer, larger blocks ran faster although the
+ * counted trips barely change: at least HBP_POSITION_BLOCK_ROWS there (H200, run PE, three processes each:
+ * circuit:5000000 1024 -> 4096 rows 172.8 -> 170.6 us f64, 107.7 -> 105.4 f32; circuit:2000000 69.8 -> 68.0,
+ * 46.9 -> 45.6; 8192 within 1% of 4096). */
 static int32_t choose_block_rows(const hbp_build *B)
 {
     const spmv_matrix_t *A = B->A;
-    if (A->m <= HBP_DEFAULT_BLOCK_ROWS) return HBP_DEFAULT_BLOCK_ROWS;
+    const int32_t least = B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
+    if (A->m <= HBP_DEFAULT_BLOCK_ROWS) return least;
     /* the shift a from the rows' lengths, sampled as sample_hash samples the segments */
     int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1;
     int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
@@ -854,7 +853,8 @@ static int32_t choose_block_rows(const hbp_build *B)
     free(start);
     int k = 0;
     while (k + 1 < cands && (double)trips[k + 1] < gain * (double)trips[k]) k++;
-    return HBP_DEFAULT_BLOCK_ROWS << k;
+    const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
+    return R > least ? R : least;
 }
 
 /* ===========================================================================================================
