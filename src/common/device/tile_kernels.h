@@ -388,21 +388,33 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
         if (r < rowlen) k = port_ld_stream(idx + r), end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : h.nv;
         if (c0 + r < n) xs = port_ldg(x + c0 + r);
     }
+    /* The lane's place in its row as pointers carried from step to step (its next value, the byte of its next
+     * column nibble and that nibble's half): a step's loads are then fixed offsets from them, where indexing by k
+     * rebuilt each 64-bit address from the kernel's parameters: a step of 3 in f32 went from 74 instructions to
+     * 51, the kernel on fem3d:3:40 from 31.4M to 26.1M and 4-11% faster on fem3d in both precisions (H200,
+     * session 28, runs RB-RC). */
+    const T *vp = val + k;
+    const unsigned char *bp = idx + rowlen + (k >> 1);
+    int half = k & 1, left = end - k;
     const int group0 = lane - r; /* the group's lane 0 */
-    for (; port_ballot<W>(k < end) != 0; k += U) {
+    for (; port_ballot<W>(left > 0) != 0; left -= U) {
+        constexpr int B = (U + 2) / 2; /* bytes a step can touch: entries half .. half + U - 1 of bp's nibbles */
+        unsigned w = 0;
+#pragma unroll
+        for (int i = 0; i < B; i++) /* byte i, if its first nibble is one of the lane's entries */
+            if (2 * i - half < left) w |= (unsigned)port_ld_stream(bp + i) << (8 * i);
         T v[U];
-        int c[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) v[u] = u < left ? port_ld_stream(vp + u) : T(0);
+        w >>= 4 * half;
 #pragma unroll
         for (int u = 0; u < U; u++) {
-            const bool in = k + u < end;
-            v[u] = in ? port_ld_stream(val + k + u) : T(0);
-            c[u] = in ? tile_nibble(idx + rowlen, k + u) : 0;
+            const T xv = port_shfl_idx<W>(xs, group0 + (int)((w >> (4 * u)) & 15u));
+            if (u < left) acc += v[u] * xv;
         }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            const T xv = port_shfl_idx<W>(xs, group0 + c[u]);
-            if (k + u < end) acc += v[u] * xv;
-        }
+        vp += U;
+        bp += (half + U) >> 1;
+        half = (half + U) & 1;
     }
 }
 
