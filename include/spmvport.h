@@ -391,8 +391,10 @@ typedef struct spmv_plan_options {
     int tile_csr_shuffle;        /* CSR tiles with x from shuffles in the kernel without band tiles: each lane of a
                                   * group loads one x entry of the tile's 16 columns with its row's bounds, and
                                   * every entry takes its x from the group's lanes (no dependent x load an entry;
-                                  * the whole warp steps together). 0 = automatic, 1 = on, -1 = off. Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+                                  * the whole warp steps together). 0 = automatic, 1 = on, -1 = off; 2 = on, and
+                                  * where the plan steps 3 entries at a time two such steps are loaded together
+                                  * (automatic: in f32 when the plan is larger than the GPU's L2 cache), 3 = on,
+                                  * never two together. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_HBP, added after 0.2.0 (a reserved slot) */
     int hbp_task_blocks;         /* a thread block per task when there are more tasks than the blocks resident at
                                   * once: the hardware starts each block past those as one finishes, instead of

@@ -420,7 +420,7 @@ Test(tile_variants, bad_options_rejected)
     bad[15].tile_deferred_inline = 1, bad[15].tile_band_tasks = 2; /* the K-task kernel has no inline path */
     bad[16].tile_deferred_inline = 1, bad[16].tile_group_tasks = 1;
     bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
-    bad[18].tile_csr_shuffle = 2;
+    bad[18].tile_csr_shuffle = 4;
     bad[19].tile_csr_shuffle = -2;
     for (int i = 0; i < 20; i++) {
         spmv_plan_t *plan = NULL;
@@ -871,7 +871,7 @@ Test(tile_invariants, csr_shuffle_flag)
             cr_assert_eq(on, cases[i].on, "W %d, %s: %s", w, cases[i].what, fd.stats);
             cr_assert_eq(stat_value(fd.stats, "csr_shuffle"),
                          !on ? 0 : (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4, "%s",
-                         fd.stats);
+                         fd.stats); /* no device here: never steps of 6 */
             cr_assert(on || !(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3), "%s", fd.stats);
             if (i == 0 || i == 6) /* the default's rule: at least half the stored tiles CSR */
                 cr_assert_eq(2 * stat_value(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], i == 0, "%s",
@@ -881,6 +881,45 @@ Test(tile_invariants, csr_shuffle_flag)
     spmv_matrix_destroy(F);
     spmv_matrix_destroy(S);
     spmv_matrix_destroy(C);
+}
+
+/* Steps of 3 loaded two at a time (CSR_STEP6): automatically only in f32 on a GPU whose L2 cache the plan's arrays
+ * exceed; option 2 forces it and 3 forbids it, in either precision; never without steps of 3. */
+Test(tile_invariants, csr_step6_rule)
+{
+    spmv_device_info_t small, large, cpu;
+    memset(&small, 0, sizeof small);
+    small.backend = SPMV_BACKEND_CUDA, small.l2_bytes = 4096, small.multiprocessors = 132;
+    small.shared_mem_per_block = 48 * 1024;
+    large = small, large.l2_bytes = (size_t)1 << 40;
+    cpu = small, cpu.backend = SPMV_BACKEND_CPU;
+    const struct {
+        const spmv_device_info_t *dev;
+        int f32, option, want;
+        const char *what;
+    } cases[] = {{&small, 1, 0, 1, "f32 past L2, automatic"},   {&small, 0, 0, 0, "f64 past L2, automatic"},
+                 {&large, 1, 0, 0, "f32 within L2, automatic"}, {&cpu, 1, 0, 0, "f32, CPU backend"},
+                 {&small, 1, 1, 1, "f32 past L2, on"},          {&small, 1, 3, 0, "f32 past L2, option 3"},
+                 {&large, 0, 2, 1, "f64 within L2, option 2"},  {&cpu, 0, 2, 1, "f64, CPU backend, option 2"}};
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *F = NULL;
+        cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:13", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (cases[i].f32 != p) continue;
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+            o.tile_csr_shuffle = cases[i].option;
+            build_layout(&fd, F, 32, &o, cases[i].dev);
+            const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            cr_assert((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && (fl & SPMVPORT_TILE_FLAG_CSR_STEP3),
+                      "fem3d:3:13, %s: not the plan the test is for (steps of 3): %s", cases[i].what, fd.stats);
+            cr_assert_eq((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) != 0, cases[i].want, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].want ? 6 : 3, "%s: %s", cases[i].what,
+                         fd.stats);
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(F);
+    }
 }
 
 /* The shuffled loop's entries a step: 3 on FEM blocks whose rows have 3, 6 or 9 entries a tile in nearly every warp

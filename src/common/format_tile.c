@@ -548,8 +548,9 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 1) {
-        spmvport_msg(msg, msglen, "tile: options.tile_csr_shuffle = %d; expected 0 (automatic), 1 (on) or -1 (off)",
+    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 3) {
+        spmvport_msg(msg, msglen, "tile: options.tile_csr_shuffle = %d; expected 0 (automatic), 1 (on), 2 (on, steps "
+                     "of 3 loaded two at a time), 3 (on, never two at a time) or -1 (off)",
                      opt->tile_csr_shuffle);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -654,6 +655,22 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks)
         }
     }
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
+}
+
+/* Steps of 3 loaded two at a time (flag SPMVPORT_TILE_FLAG_CSR_STEP6: 6 entries a lane a step, one wait for
+ * both): option 2 forces it, 3 never; automatically in f32 on a GPU when the plan's arrays are larger than its L2
+ * cache. On the H200 (session 28, run RG, two alternating processes) it took f32 fem3d:3:40 from 0.0499 to 0.0481 ms,
+ * :48 0.0591 -> 0.0587, :56 0.1112 -> 0.1087, but fem3d:3:28 (its 26 MB plan in L2) 0.0207 -> 0.0211, and in f64
+ * (twice the registers for the values) was 1-2% slower on three of the four. */
+static int doubled_steps(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                         int option)
+{
+    if (option == 2 || option == 3) return option == 2;
+    if (A->precision != SPMV_F32 || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->l2_bytes == 0) return 0;
+    size_t bytes = 0;
+    for (int i = 0; i < fd->narrays; i++)
+        if (!fd->arrays[i].host_only) bytes += fd->arrays[i].bytes;
+    return bytes > dev->l2_bytes;
 }
 
 static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
@@ -990,13 +1007,14 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
      * the 14 shared FEM matrices of 57-85% CSR tiles 1.19x in geometric mean (1.01-1.53x); it made
      * circuit:5000000 (13% CSR tiles, the rest HYB: the warp takes them format by format) 7% slower, and
      * fem3d:3:20 (65%, its COO tiles not deferred) f32 5% slower, f64 the same */
-    if ((opt->tile_csr_shuffle == 1 || (opt->tile_csr_shuffle == 0 && z.tiles > 0 &&
+    if ((opt->tile_csr_shuffle >= 1 || (opt->tile_csr_shuffle == 0 && z.tiles > 0 &&
                                         2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles)) &&
         !(p[SPMVPORT_TILE_P_FLAGS] & (SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) &&
         !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
     if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks) == 3)
-        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3;
+        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
+                                    (doubled_steps(fd, A, dev, opt->tile_csr_shuffle) ? SPMVPORT_TILE_FLAG_CSR_STEP6 : 0);
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

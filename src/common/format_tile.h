@@ -116,11 +116,16 @@ enum {
  * fewer lane slots (steps x entries) over the plan's warp steps that way (FEM blocks of 3 unknowns: rows of 3, 6
  * or 9 entries a tile). */
 #define SPMVPORT_TILE_FLAG_CSR_STEP3 16
+/* CSR_STEP6 (with CSR_STEP3): two steps of 3 loaded together, 6 entries a lane a step (the builder's
+ * doubled_steps: f32 plans larger than the L2 cache). */
+#define SPMVPORT_TILE_FLAG_CSR_STEP6 32
 
-/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3 or 4. */
+/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4 or 6. */
 static inline int spmvport_tile_shuffle_step(int64_t flags)
 {
-    return !(flags & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0 : (flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4;
+    return !(flags & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0
+           : (flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? ((flags & SPMVPORT_TILE_FLAG_CSR_STEP6) ? 6 : 3)
+                                                    : 4;
 }
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 

@@ -372,8 +372,10 @@ struct tile_batch_sum {
  * through the rows U entries at a time until every lane's row is done; an entry's x comes from lane
  * `column nibble` of the lane's group. The chain a tile is then header -> bounds and x -> entries, where the
  * entry-at-a-time loop waited for each entry's nibble before loading its x. Same sums, same order.
- * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots). On the H100
- * (session 23, fem3d:3:40-56) 8 was 1.1-1.4x slower (64 registers in f64) and 2 1-3% slower than 4. */
+ * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots), or 6 (two steps
+ * of 3 together, flag SPMVPORT_TILE_FLAG_CSR_STEP6: f32 plans past L2, 2-4% faster on fem3d:3:40 and :56 in run RG
+ * of session 28). On the H100 (session 23, fem3d:3:40-56) 8 was 1.1-1.4x slower (64 registers in f64) and 2 1-3%
+ * slower than 4. */
 template <int W, int U, typename T>
 PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
                                    const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r,
@@ -399,6 +401,7 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
     const int group0 = lane - r; /* the group's lane 0 */
     for (; port_ballot<W>(left > 0) != 0; left -= U) {
         constexpr int B = (U + 2) / 2; /* bytes a step can touch: entries half .. half + U - 1 of bp's nibbles */
+        static_assert(B <= (int)sizeof(unsigned), "a step's nibble bytes fit one word");
         unsigned w = 0;
 #pragma unroll
         for (int i = 0; i < B; i++) /* byte i, if its first nibble is one of the lane's entries */
@@ -869,7 +872,7 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
                          SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
-                         SPMVPORT_TILE_FLAG_CSR_STEP3)) != 0 ||
+                         SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
@@ -878,6 +881,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
                "no CSR steps";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP3) && !(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE))
         return "tile: steps of 3 entries only with x by shuffles";
+    if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3))
+        return "tile: steps of 6 entries only as two steps of 3";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if ((fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) && (inflight != 1 || bt != 1))
         return "tile: a task per group only with one tile in flight and one task per warp";
@@ -942,6 +947,9 @@ void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t
     else if (def.ptr != nullptr && xu == 4)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 4>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr && xu == 6)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 6>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr && cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
@@ -953,6 +961,9 @@ void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (xu == 4 && !GT)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 4>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (xu == 6 && !GT)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 6>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
