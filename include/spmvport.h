@@ -239,7 +239,7 @@ typedef struct spmv_plan_options {
     int tile_deferred_coo;       /* 0 = automatic (on above tile_deferred_threshold non-zeros), 1 = on, -1 = off */
     int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
     int tile_balance;            /* most tiles of one tile row per task; 0 = 8 (the paper's), but 1.5x the average
-                                  * tiles a tile row on band plans (16-32) and, on a GPU, on plans of at least 64
+                                  * tiles a tile row on band plans (16-32) and, on a GPU, on plans of at least 16
                                   * tile rows a multiprocessor (8-16): docs/formats/tile.md */
     int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = automatic: band
                                   * tiles and band batches when they are >= half the tiles, else 1. More hides

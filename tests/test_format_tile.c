@@ -359,14 +359,14 @@ Test(tile_variants, default_balance_by_kernel)
 }
 
 /* Plans without band tiles take 1.5x their average tiles a tile row (8 to 16) only on a GPU and when their tile
- * rows are at least a wave of warps (64 an SM); otherwise, or when the SMs are unknown, the paper's 8. */
+ * rows are at least a quarter of a wave of warps (16 an SM); otherwise, or when the SMs are unknown, the paper's 8. */
 Test(tile_variants, wide_plans_balance_by_tiles)
 {
     spmv_matrix_t *F = NULL;
     cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:16", SPMV_F64, 1), SPMV_STATUS_SUCCESS); /* 768 tile rows */
     const struct { spmv_backend_t backend; int sms, balance, wide; } cases[] = {
-        {SPMV_BACKEND_CUDA, 0, 0, 0}, {SPMV_BACKEND_CUDA, 1, 0, 1}, {SPMV_BACKEND_HIP, 12, 0, 1},
-        {SPMV_BACKEND_CUDA, 13, 0, 0}, {SPMV_BACKEND_CUDA, 1, 9, 0}, {SPMV_BACKEND_CPU, 1, 0, 0}};
+        {SPMV_BACKEND_CUDA, 0, 0, 0}, {SPMV_BACKEND_CUDA, 1, 0, 1}, {SPMV_BACKEND_HIP, 48, 0, 1},
+        {SPMV_BACKEND_CUDA, 49, 0, 0}, {SPMV_BACKEND_CUDA, 1, 9, 0}, {SPMV_BACKEND_CPU, 1, 0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_plan_options_t o = tile_options(32, 0, 1, cases[i].balance); /* deferred COO, as above 1.8M */
         spmvport_format_data fd;

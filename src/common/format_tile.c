@@ -30,8 +30,8 @@
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_BAND_BALANCE_MIN 16 /* the default for band plans with a task per group (the band items kernel): */
 #define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
-#define TILE_WIDE_BALANCE_MAX 16 /* plans without band tiles with a tile row for every warp the GPU holds: */
-#define TILE_WIDE_WARPS_PER_SM 64 /* 1.5x the average tiles of a tile row, 8 to 16 (a wave: 64 warps an SM) */
+#define TILE_WIDE_BALANCE_MAX 16  /* plans without band tiles with a tile row for a quarter of the warps the */
+#define TILE_WIDE_ROWS_PER_SM 16  /* GPU holds (16 an SM): 1.5x the average tiles of a tile row, 8 to 16 */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -856,15 +856,19 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     if (st == SPMV_STATUS_SUCCESS && opt->tile_balance == 0 && opt->tile_inflight <= 1) {
         if (cfg.band && opt->tile_group_tasks != -1 && opt->tile_band_tasks <= 1)
             balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
-        /* Plans without band tiles with at least a wave of tile rows (64 an SM, the most warps an SM holds) take
-         * the same 1.5x, 8 to 16: their warps fill the GPU without splits, and a split costs carries and the fix-up
-         * pass. H100 (session 17, runs GO, GP): fem3d:3:48 (8.75 tiles a tile row, 20736 tile rows, 19044 of them
-         * split at 8) 1.018 / 1.009x cuSPARSE -> 1.047 / 1.033x at 14, fem3d:3:56 0.781 / 0.793x -> 0.907 / 0.814x
-         * at 16, fem3d:3:40 (12000 tile rows) 0.978 / 0.833x -> 1.007 / 0.859x at 16; NotreDame_www 3% slower f64
-         * at 10. Smaller grids keep 8: 12 on the 55 shared matrices (all but NotreDame_www below a wave) slowed 43
-         * of them, up to 23% (session 16, run GH: fewer tasks than the GPU holds). */
+        /* Plans without band tiles with tile rows for at least a quarter of the warps the GPU holds (16 an SM of
+         * its 64) take the same 1.5x, 8 to 16: a split costs carries and the fix-up pass, which cost more than the
+         * warps it adds once the unsplit tasks fill a quarter of the slots. H100 (session 17, runs GO, GP):
+         * fem3d:3:48 (8.75 tiles a tile row, 20736 tile rows, 19044 of them split at 8) 1.018 / 1.009x cuSPARSE ->
+         * 1.047 / 1.033x at 14, fem3d:3:56 0.781 / 0.793x -> 0.907 / 0.814x at 16, fem3d:3:40 (12000 tile rows)
+         * 0.978 / 0.833x -> 1.007 / 0.859x at 16; NotreDame_www 3% slower f64 at 10. The bound was a whole wave (64
+         * an SM) until session 29, when (H200, run SC, tile_balance 16 against 8, f64 / f32) fem3d:3:28 (4116 tile
+         * rows, 31 an SM) took 27.1 / 20.5 us -> 24.3 / 17.8, t60k (3751) 12.1 / 11.6 -> 9.4 / 9.2, bfly (3072)
+         * 13.1 / 12.5 -> 11.7 / 11.0, fem3d:3:24 (2592) 0-4% faster, while below 16 an SM splits still pay:
+         * fem3d:3:20 (1500) 2-13% and fem3d:3:16 (768) 25-29% slower at 16, Dubcova1 (1009) 22-27%, cti (1053)
+         * 10-14%. */
         else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
-                 z.tile_rows >= TILE_WIDE_WARPS_PER_SM * (int64_t)dev->multiprocessors)
+                 z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors)
             balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE, TILE_WIDE_BALANCE_MAX);
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
