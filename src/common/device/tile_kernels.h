@@ -42,7 +42,13 @@
 
 namespace {
 
-constexpr int tile_block = 256;              /* threads per block: a multiple of every W */
+/* Threads per block, a multiple of every W. 128 rather than 256: a block's slot on a multiprocessor is freed when
+ * its last warp ends, so smaller blocks leave fewer slots waiting on one slow warp; at the same resident warps
+ * (the launch bounds below keep the register budgets) fem3d:3:40-56 and the stencils were 1-5% faster on the H200
+ * (session 29, runs SG-SH; 64 threads gained the same on FEM, lost 8% on stencil3d:27:100 f32). */
+constexpr int tile_block = 128;
+/* Resident blocks of tile_block threads that make `threads` threads a multiprocessor (the launch bounds' unit). */
+constexpr int tile_blocks_for(int threads) { return threads / tile_block; }
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
 
 template <typename T>
@@ -543,10 +549,10 @@ PORT_DEVICE void tile_lane_header(int &col, int &fmt, int &v0, const int *__rest
  *    during the previous task, and each group's B headers come from shuffles;
  *  - the batch loads diagonals 1 and 2 of its tridiagonal tile with the first diagonals (EX).
  * Shuffles sit only where the warp is converged: the task loop and the batch loop have warp-uniform bounds.
- * Registers: sm_90 with __launch_bounds__(256) alone, ptxas chose 64 (f64) and spilled ~100 bytes; at least 3
- * blocks per SM (f64, 80 registers, 24 warps) or 4 (f32, 64 registers, 32 warps) spill at most 8 bytes. */
+ * Registers: sm_90 with __launch_bounds__(256) alone, ptxas chose 64 (f64) and spilled ~100 bytes; at least 768
+ * threads per SM (f64, 80 registers, 24 warps) or 1024 (f32, 64 registers, 32 warps) spill at most 8 bytes. */
 template <int W, typename T, int B>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, sizeof(T) == 4 ? 4 : 3)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(sizeof(T) == 4 ? 1024 : 768))
     tile_band_tasks_kernel(int m, int n, int ntasks, int K, const int *__restrict__ task,
                            const int *__restrict__ tile_col, const unsigned char *__restrict__ tile_fmt,
                            const int *__restrict__ tile_off, const unsigned char *__restrict__ tile_idx,
@@ -723,13 +729,13 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
                                               carry, x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
 }
 
-/* The plain kernel with the deferred part inside, held to 6 resident blocks of 256 threads (sm_90: 40 registers,
- * no spills; unbounded, ptxas took 48, 5 blocks): on the H200, fem3d:3:48 0.1134 -> 0.1088 ms f64, 0.0800 ->
- * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). With x by shuffles (XU > 0) 5 blocks, 48
- * registers: at 6, f64 spilled 48-52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23; f32 fits
+/* The plain kernel with the deferred part inside, held to 1536 resident threads an SM (sm_90: 40 registers, no
+ * spills; unbounded, ptxas took 48, 1280 threads): on the H200, fem3d:3:48 0.1134 -> 0.1088 ms f64, 0.0800 ->
+ * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). With x by shuffles (XU > 0) 1280 threads, 48
+ * registers: at 1536, f64 spilled 48-52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23; f32 fits
  * 40 registers with 3 entries a step, but was slower on fem3d:3:40, faster on :48 and :56, H200). */
 template <int W, typename T, bool CS, int XU = 0>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, XU > 0 ? 5 : 6)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(XU > 0 ? 1280 : 1536))
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                        const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
