@@ -733,9 +733,17 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
  * spills; unbounded, ptxas took 48, 1280 threads): on the H200, fem3d:3:48 0.1134 -> 0.1088 ms f64, 0.0800 ->
  * 0.0789 f32, uniform:2000000:16 0.2625 -> 0.2541 f64 (session 12). With x by shuffles (XU > 0) 1280 threads, 48
  * registers: at 1536, f64 spilled 48-52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23; f32 fits
- * 40 registers with 3 entries a step, but was slower on fem3d:3:40, faster on :48 and :56, H200). */
+ * 40 registers with 3 entries a step, but was slower on fem3d:3:40, faster on :48 and :56, H200). f32 with steps
+ * of 6 (its plans past L2) at 1536 threads, 40 registers and no spills: fem3d:3:48 and :56 2-3% faster, :40 the
+ * same; with steps of 3 fem3d:3:28 (in L2) was 6% slower there (H200, session 29, run SJ): 1536 for steps of 6 only. */
+template <typename T, int XU>
+constexpr int tile_inline_threads()
+{
+    return XU > 0 && !(XU == 6 && sizeof(T) == 4) ? 1280 : 1536;
+}
+
 template <int W, typename T, bool CS, int XU = 0>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(XU > 0 ? 1280 : 1536))
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_threads<T, XU>()))
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                        const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
