@@ -127,6 +127,7 @@ typedef struct {
     int32_t idx_bytes; /* index payload bytes */
     int deferred;      /* entries moved to the deferred CSR */
     int stored;        /* the tile stays in the tiled part */
+    int rule_fmt;      /* the choice before a BAND replacement: the format of a plan without band tiles */
     uint16_t row_mask, col_mask; /* full rows / full columns (DenseRow / DenseCol) */
 } tile_choice;
 
@@ -209,6 +210,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         }
     }
     ch->fmt = fmt;
+    ch->rule_fmt = fmt;
     ch->stored = 1;
     switch (fmt) {
     case SPMVPORT_TILE_CSR: ch->slots = nnz; ch->idx_bytes = rows + (nnz + 1) / 2; break;
@@ -258,8 +260,10 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     for (int d = lo; d <= hi; d++) band += band_len(rows, cols, d);
     if (fmt == SPMVPORT_TILE_COO ? band > 2 * (int64_t)nnz : band * vs > (int64_t)ch->slots * vs + ch->idx_bytes)
         return;
+    const int rule_fmt = ch->fmt;
     memset(ch, 0, sizeof *ch);
     ch->fmt = SPMVPORT_TILE_BAND;
+    ch->rule_fmt = rule_fmt;
     ch->stored = 1;
     ch->lo = lo, ch->nd = hi - lo + 1;
     ch->slots = (int32_t)band;
@@ -274,9 +278,10 @@ typedef struct {
     unsigned formats; /* stored tile formats (bit per format) */
 } row_count;
 
-/* Counts of tile row tr; deferred entries per matrix row go to def_count[r] (when not NULL). */
+/* Counts of tile row tr; deferred entries per matrix row go to def_count[r] (when not NULL); *rule_coo counts the
+ * tiles chosen COO before any BAND replacement. */
 static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const tile_cfg *cfg, row_count *rc,
-                           int32_t *def_count, int64_t *hist_tiles, int64_t *hist_nnz)
+                           int32_t *def_count, int64_t *hist_tiles, int64_t *hist_nnz, int64_t *rule_coo)
 {
     tile_cursor cur;
     tile_view v;
@@ -287,6 +292,7 @@ static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const tile_cfg *c
         choose(&v, A->col_idx, cfg, &ch);
         hist_tiles[ch.fmt]++;
         hist_nnz[ch.fmt] += v.nnz;
+        *rule_coo += ch.rule_fmt == SPMVPORT_TILE_COO;
         rc->tiles += ch.stored;
         if (ch.stored) rc->formats |= 1u << ch.fmt;
         rc->slots += ch.slots;
@@ -616,6 +622,7 @@ typedef struct {
     int64_t tile_rows, tiles, slots, bytes, tasks, splits, carries, def_nnz, def_warps, def_chunk;
     int def_inline; /* the deferred part runs in the tile kernel (SPMVPORT_TILE_FLAG_DEFERRED_INLINE) */
     int64_t hist_tiles[SPMVPORT_TILE_NFORMATS], hist_nnz[SPMVPORT_TILE_NFORMATS];
+    int64_t rule_coo; /* tiles chosen COO before BAND replacements: a plan without band tiles has as many COO */
 } tile_sizes;
 
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
@@ -739,13 +746,14 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile
                                int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
 {
     const int32_t tile_rows = (int32_t)z->tile_rows;
-    int64_t ht[SPMVPORT_TILE_NFORMATS] = {0}, hn[SPMVPORT_TILE_NFORMATS] = {0};
+    int64_t ht[SPMVPORT_TILE_NFORMATS] = {0}, hn[SPMVPORT_TILE_NFORMATS] = {0}, rule_coo = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : ht[:SPMVPORT_TILE_NFORMATS], hn[:SPMVPORT_TILE_NFORMATS])
+#pragma omp parallel for schedule(dynamic, 64) \
+    reduction(+ : ht[:SPMVPORT_TILE_NFORMATS], hn[:SPMVPORT_TILE_NFORMATS], rule_coo)
 #endif
     for (int32_t tr = 0; tr < tile_rows; tr++) {
         row_count rc;
-        count_tile_row(A, tr, cfg, &rc, def_ptr ? def_ptr + 1 : NULL, ht, hn);
+        count_tile_row(A, tr, cfg, &rc, def_ptr ? def_ptr + 1 : NULL, ht, hn, &rule_coo);
         row_tiles[tr] = rc.tiles;
         row_slots[tr] = rc.slots;
         row_bytes[tr] = rc.bytes;
@@ -753,6 +761,7 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile
     }
     memcpy(z->hist_tiles, ht, sizeof ht);
     memcpy(z->hist_nnz, hn, sizeof hn);
+    z->rule_coo = rule_coo;
     int64_t t = 0, s = 0, b = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
         int64_t k = row_tiles[tr], sl = row_slots[tr], by = row_bytes[tr];
@@ -827,6 +836,10 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     for (;;) { /* at most twice: the deferral is set once */
         if (st == SPMV_STATUS_SUCCESS && cfg.band && !band_plan(&z)) {
             cfg.band = 0;
+            /* the automatic deferral below, decided now from this pass's COO choices before BAND replacements
+             * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
+             * blocks: three passes over the matrix, was four) */
+            if (auto_deferred && z.rule_coo >= TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows) cfg.deferred = 1;
             if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
