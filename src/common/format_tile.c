@@ -625,6 +625,12 @@ typedef struct {
     int64_t rule_coo; /* tiles chosen COO before BAND replacements: a plan without band tiles has as many COO */
 } tile_sizes;
 
+/* The automatic deferral's condition: COO tiles many per tile row (see the builder). */
+static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
+{
+    return coo_tiles >= TILE_DEFERRED_COO_PER_TILE_ROW * z->tile_rows;
+}
+
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
  * entries: instructions) and at most 5% more steps (each about a memory round trip) over the plan's warp steps,
  * else 4. A warp step is the G = W / 16 tiles its groups take together, and it lasts as long as the longest of
@@ -839,7 +845,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             /* the automatic deferral below, decided now from this pass's COO choices before BAND replacements
              * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
              * blocks: three passes over the matrix, was four) */
-            if (auto_deferred && z.rule_coo >= TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows) cfg.deferred = 1;
+            if (auto_deferred && many_coo_tiles(z.rule_coo, &z)) cfg.deferred = 1;
             if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
@@ -848,7 +854,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
          * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out. Decided after
          * the band choice: a band candidate (a corner tile with holes) that ends up COO counts as COO here
          * (fem3d:3:48's 15.6 corner tiles a tile row: deferred, as before band tiles with holes). */
-        const int many_coo = z.hist_tiles[SPMVPORT_TILE_COO] >= TILE_DEFERRED_COO_PER_TILE_ROW * z.tile_rows;
+        const int many_coo = many_coo_tiles(z.hist_tiles[SPMVPORT_TILE_COO], &z);
         if (!auto_deferred || cfg.deferred ||
             !(st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo)))
             break;
