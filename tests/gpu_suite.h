@@ -580,35 +580,55 @@ Test(SUITE, tile_band_items_mixed, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* x by shuffles, chosen by default, 3 entries a step: FEM blocks (fem3d:3:13, its grid not a multiple of 16: edge
- * tiles) with their COO tiles deferred (98% of the stored tiles CSR, a few ELL and HYB ones: mixed steps), the
- * deferred part inside the kernel or after it by csr_lb, split tile rows (the default balance, 8) or not (64); and
- * two steps of 3 loaded together (option 2: 6 entries a step; automatic only past L2); f64 and f32. The plan must
- * be what the test is for. */
+/* x by shuffles, chosen by default: FEM blocks (fem3d:3:13, its grid not a multiple of 16: edge tiles) with their
+ * COO tiles deferred (98% of the stored tiles CSR, a few ELL and HYB ones: mixed steps), the deferred part inside
+ * the kernel or after it by csr_lb, split tile rows (the default balance, 8) or not (64); steps of 3 entries loaded
+ * three at a time (9 a step: automatic in f32, option 4 in f64, 48 registers in f32 on a plan of one wave), two at
+ * a time (option 2: 6 a step) and one at a time (automatic in f64, option 3 in f32). The plan must be what the
+ * test is for. */
 Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:13", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
-        for (int v = 0; v < 6; v++) { /* v >= 4: steps of 3 loaded two at a time (6 entries a step) */
+        for (int v = 0; v < 8; v++) { /* v 4, 5: option 2; v 6, 7: the step the default does not take */
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_deferred_coo = 1;
             o.tile_deferred_inline = v % 2 ? -1 : 0;
             o.tile_balance = v == 2 || v == 3 ? 64 : 0;
-            o.tile_csr_shuffle = v >= 4 ? 2 : 0;
+            o.tile_csr_shuffle = v >= 6 ? (p ? 3 : 4) : v >= 4 ? 2 : 0;
+            const int step = v >= 4 && v < 6 ? 6 : (v >= 6) == (p == 1) ? 3 : 9;
             const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             const char *xs = strstr(info.stats, "csr_shuffle="), *ell = strstr(info.stats, "ell_tiles=");
-            const char *split = strstr(info.stats, "split_rows=");
-            cr_assert(xs && ell && split && atoi(xs + 12) == (v >= 4 ? 6 : 3) && atoi(ell + 10) > 0 &&
-                          (atoi(split + 11) > 0) == (v < 2 || v >= 4),
+            const char *split = strstr(info.stats, "split_rows="), *r48 = strstr(info.stats, "regs48=");
+            cr_assert(xs && ell && split && r48 && atoi(xs + 12) == step && atoi(ell + 10) > 0 &&
+                          (atoi(split + 11) > 0) == (v < 2 || v >= 4) && atoi(r48 + 7) == (step == 9 && p == 1),
                       "fem3d:3:13 variant %d: not the plan the test is for: %s", v, info.stats);
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:3:13", A, 0);
             cr_assert(r >= 0, "fem3d:3:13 variant %d: %s", v, spmv_last_error(ctx));
         }
         spmv_matrix_destroy(A);
     }
+    spmv_context_destroy(ctx);
+}
+
+/* Steps of 9 in f32 at 1536 threads an SM (no REGS48): fem3d:3:40's 12000 tasks take more than 2 waves of the
+ * warps resident at 1280 threads on a GPU of up to 132 multiprocessors; tile_csr_shuffle_fem has the 1280 kernel. */
+Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:40", SPMV_F32, 9), SPMV_STATUS_SUCCESS);
+    const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+    const char *xs = strstr(info.stats, "csr_shuffle="), *r48 = strstr(info.stats, "regs48=");
+    const char *inl = strstr(info.stats, "deferred_inline=");
+    cr_assert(xs && r48 && inl && atoi(xs + 12) == 9 && atoi(r48 + 7) == 0 && atoi(inl + 16) == 1,
+              "fem3d:3:40: not the plan the test is for: %s", info.stats);
+    double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:3:40", A, 0);
+    cr_assert(r >= 0, "fem3d:3:40: %s", spmv_last_error(ctx));
+    spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
 }
 

@@ -420,7 +420,7 @@ Test(tile_variants, bad_options_rejected)
     bad[15].tile_deferred_inline = 1, bad[15].tile_band_tasks = 2; /* the K-task kernel has no inline path */
     bad[16].tile_deferred_inline = 1, bad[16].tile_group_tasks = 1;
     bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
-    bad[18].tile_csr_shuffle = 4;
+    bad[18].tile_csr_shuffle = 5;
     bad[19].tile_csr_shuffle = -2;
     for (int i = 0; i < 20; i++) {
         spmv_plan_t *plan = NULL;
@@ -883,42 +883,106 @@ Test(tile_invariants, csr_shuffle_flag)
     spmv_matrix_destroy(C);
 }
 
-/* Steps of 3 loaded two at a time (CSR_STEP6): automatically only in f32 on a GPU whose L2 cache the plan's arrays
- * exceed; option 2 forces it and 3 forbids it, in either precision; never without steps of 3. */
-Test(tile_invariants, csr_step6_rule)
+/* Rows of exactly 6 entries, all in one tile column (a tile's 16 rows on 6 of its 16 columns, shifting with the
+ * row), every tile CSR (option tile_variant 1): steps of 3 (6 lane slots a step against 8 at 4, as many steps),
+ * but 9 entries a step would take 1.5x the slots. */
+static spmv_matrix_t *six_a_row(spmv_precision_t p)
 {
-    spmv_device_info_t small, large, cpu;
+    const int32_t m = 256 * TD, per = 6;
+    int32_t *ptr = malloc(sizeof(int32_t) * (m + 1)), *col = malloc(sizeof(int32_t) * m * per);
+    double *val = malloc(sizeof(double) * m * per);
+    float *valf = malloc(sizeof(float) * m * per);
+    cr_assert(ptr && col && val && valf);
+    for (int32_t i = 0; i <= m; i++) ptr[i] = i * per;
+    for (int32_t i = 0; i < m; i++)
+        for (int k = 0; k < per; k++) {
+            col[i * per + k] = (i / TD) * TD + (i % TD + k) % TD; /* sorted per row below */
+            val[i * per + k] = valf[i * per + k] = (float)(1 + (i + k) % 7);
+        }
+    for (int32_t i = 0; i < m; i++) /* insertion sort of the row's 6 columns (values move with them) */
+        for (int k = 1; k < per; k++)
+            for (int j = k; j > 0 && col[i * per + j - 1] > col[i * per + j]; j--) {
+                int32_t c = col[i * per + j];
+                col[i * per + j] = col[i * per + j - 1], col[i * per + j - 1] = c;
+                double v = val[i * per + j];
+                val[i * per + j] = val[i * per + j - 1], val[i * per + j - 1] = v;
+                float f = valf[i * per + j];
+                valf[i * per + j] = valf[i * per + j - 1], valf[i * per + j - 1] = f;
+            }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, m * per, ptr, col, p == SPMV_F32 ? (void *)valf : (void *)val, p,
+                                        0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS, "%s", spmv_last_error(NULL));
+    free(ptr), free(col), free(val), free(valf);
+    return A;
+}
+
+/* Steps of 3 loaded together: three at a time (CSR_STEP9) automatically in f32 on a GPU where that takes at most 5%
+ * more lane slots (fem3d:3:13: rows of 3, 6 or 9 entries a tile), within the L2 cache or not; else two at a time
+ * (CSR_STEP6) in f32 on a GPU whose L2 cache the plan exceeds (six_a_row: 9 a step would take 1.5x the slots).
+ * Option 2 forces 6, 3 groups none, 4 forces 9, in either precision. REGS48 (f32 with 9) exactly when the plan's
+ * tasks take as many waves of warps at 1280 threads an SM as at 1536, and at most 2: fem3d:3:13 has 1135 tasks
+ * (725 on 20 or fewer SMs, whose tile rows are then kept whole), so 132 SMs give 1 and 1 wave, 26 SMs 2 and 1, 20
+ * SMs 1 and 1, 10 SMs 2 and 2, 7 SMs 3 and 3, 4 SMs 5 and 4. */
+Test(tile_invariants, csr_step_rule)
+{
+    spmv_device_info_t small, large, cpu, sm26, sm20, sm10, sm7, sm4;
     memset(&small, 0, sizeof small);
     small.backend = SPMV_BACKEND_CUDA, small.l2_bytes = 4096, small.multiprocessors = 132;
     small.shared_mem_per_block = 48 * 1024;
     large = small, large.l2_bytes = (size_t)1 << 40;
     cpu = small, cpu.backend = SPMV_BACKEND_CPU;
+    sm26 = small, sm26.multiprocessors = 26;
+    sm20 = small, sm20.multiprocessors = 20;
+    sm10 = small, sm10.multiprocessors = 10;
+    sm7 = small, sm7.multiprocessors = 7;
+    sm4 = small, sm4.multiprocessors = 4;
     const struct {
         const spmv_device_info_t *dev;
-        int f32, option, want;
+        int f32, fem, option, step, regs48;
         const char *what;
-    } cases[] = {{&small, 1, 0, 1, "f32 past L2, automatic"},   {&small, 0, 0, 0, "f64 past L2, automatic"},
-                 {&large, 1, 0, 0, "f32 within L2, automatic"}, {&cpu, 1, 0, 0, "f32, CPU backend"},
-                 {&small, 1, 1, 1, "f32 past L2, on"},          {&small, 1, 3, 0, "f32 past L2, option 3"},
-                 {&large, 0, 2, 1, "f64 within L2, option 2"},  {&cpu, 0, 2, 1, "f64, CPU backend, option 2"}};
+        int tasks; /* the plan's (0: any) */
+    } cases[] = {{&small, 1, 1, 0, 9, 1, "FEM, f32 past L2, automatic", 0},
+                 {&large, 1, 1, 0, 9, 1, "FEM, f32 within L2, automatic", 0},
+                 {&small, 0, 1, 0, 3, 0, "FEM, f64 past L2, automatic", 0},
+                 {&cpu, 1, 1, 0, 3, 0, "FEM, f32, CPU backend", 0},
+                 {&small, 1, 1, 1, 9, 1, "FEM, f32 past L2, on", 0},
+                 {&small, 1, 1, 2, 6, 0, "FEM, f32, option 2", 0},
+                 {&small, 1, 1, 3, 3, 0, "FEM, f32, option 3", 0},
+                 {&large, 0, 1, 4, 9, 0, "FEM, f64, option 4", 0},
+                 {&cpu, 0, 1, 4, 9, 0, "FEM, f64, CPU backend, option 4", 0},
+                 {&large, 0, 1, 2, 6, 0, "FEM, f64 within L2, option 2", 0},
+                 {&sm26, 1, 1, 0, 9, 0, "FEM, f32, 26 SMs: 2 waves at 1280, 1 at 1536", 1135},
+                 {&sm20, 1, 1, 0, 9, 1, "FEM, f32, 20 SMs: 1 wave either way", 725},
+                 {&sm10, 1, 1, 0, 9, 1, "FEM, f32, 10 SMs: 2 waves either way", 725},
+                 {&sm7, 1, 1, 0, 9, 0, "FEM, f32, 7 SMs: 3 waves either way", 725},
+                 {&sm4, 1, 1, 0, 9, 0, "FEM, f32, 4 SMs: 5 and 4 waves", 725},
+                 {&small, 1, 0, 0, 6, 0, "6 a row, f32 past L2, automatic", 0},
+                 {&large, 1, 0, 0, 3, 0, "6 a row, f32 within L2, automatic", 0},
+                 {&small, 1, 0, 4, 9, 1, "6 a row, f32, option 4", 0}};
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *F = NULL;
+        spmv_matrix_t *F = NULL, *X = six_a_row(p ? SPMV_F32 : SPMV_F64);
         cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:13", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             if (cases[i].f32 != p) continue;
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(32, 0, 0, 0);
             o.tile_csr_shuffle = cases[i].option;
-            build_layout(&fd, F, 32, &o, cases[i].dev);
+            if (!cases[i].fem) o.tile_variant = 1;
+            build_layout(&fd, cases[i].fem ? F : X, 32, &o, cases[i].dev);
             const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
-            cr_assert((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && (fl & SPMVPORT_TILE_FLAG_CSR_STEP3),
-                      "fem3d:3:13, %s: not the plan the test is for (steps of 3): %s", cases[i].what, fd.stats);
-            cr_assert_eq((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) != 0, cases[i].want, "%s: %s", cases[i].what, fd.stats);
-            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].want ? 6 : 3, "%s: %s", cases[i].what,
-                         fd.stats);
+            cr_assert((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) &&
+                          (cases[i].tasks == 0 || fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].tasks),
+                      "%s: not the plan the test is for (steps of 3): %s", cases[i].what, fd.stats);
+            cr_assert_eq(spmvport_tile_shuffle_step(fl), cases[i].step, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].step, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq((fl & SPMVPORT_TILE_FLAG_REGS48) != 0, cases[i].regs48, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq(stat_value(fd.stats, "regs48"), cases[i].regs48, "%s: %s", cases[i].what, fd.stats);
+            cr_assert(!((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) && (fl & SPMVPORT_TILE_FLAG_CSR_STEP9)), "%s", fd.stats);
             spmvport_format_data_free(&fd);
         }
         spmv_matrix_destroy(F);
+        spmv_matrix_destroy(X);
     }
 }
 

@@ -554,9 +554,9 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 3) {
+    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_csr_shuffle = %d; expected 0 (automatic), 1 (on), 2 (on, steps "
-                     "of 3 loaded two at a time), 3 (on, never two at a time) or -1 (off)",
+                     "of 3 loaded two at a time), 3 (on, one at a time), 4 (on, three at a time) or -1 (off)",
                      opt->tile_csr_shuffle);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -639,12 +639,12 @@ static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
  * fewer slots (3 of them more) but 18-100% more steps. On the H200 (session 23, run ML) 3 entries took fem3d:3:48
  * from 0.0873 to 0.0802 ms f64 (0.0698 -> 0.0636 f32) and fem3d:3:56 from 0.1666 to 0.1476 (0.1376 -> 0.1210),
  * and made the 14 shared matrices 6% slower in geometric mean. */
-static int shuffle_step(const spmvport_format_data *fd, int64_t tasks)
+static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine)
 {
     const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
     const uint8_t *fmt = fd->arrays[SPMVPORT_TILE_A_FMT].data, *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;
     const int G = fd->warp_size / TD;
-    int64_t slots3 = 0, slots4 = 0, steps3 = 0, steps4 = 0;
+    int64_t slots3 = 0, slots4 = 0, slots9 = 0, steps3 = 0, steps4 = 0;
     for (int64_t w = 0; w < tasks; w++) {
         const int64_t first = task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_FIRST];
         const int64_t last = task[SPMVPORT_TILE_TASK_FIELDS * (w + 1) + SPMVPORT_TILE_TASK_FIRST];
@@ -663,27 +663,48 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks)
             }
             slots3 += (longest + 2) / 3 * 3;
             slots4 += (longest + 3) / 4 * 4;
+            slots9 += (longest + 8) / 9 * 9;
             steps3 += (longest + 2) / 3;
             steps4 += (longest + 3) / 4;
         }
     }
+    *nine = 20 * slots9 <= 21 * slots3; /* steps of 9: at most 5% more lane slots than steps of 3 */
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
-/* Steps of 3 loaded two at a time (flag SPMVPORT_TILE_FLAG_CSR_STEP6: 6 entries a lane a step, one wait for
- * both): option 2 forces it, 3 never; automatically in f32 on a GPU when the plan's arrays are larger than its L2
- * cache. On the H200 (session 28, run RG, two alternating processes) it took f32 fem3d:3:40 from 0.0499 to 0.0481 ms,
- * :48 0.0591 -> 0.0587, :56 0.1112 -> 0.1087, but fem3d:3:28 (its 26 MB plan in L2) 0.0207 -> 0.0211, and in f64
- * (twice the registers for the values) was 1-2% slower on three of the four. */
-static int doubled_steps(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
-                         int option)
+/* Steps of 3 loaded two or three at a time: the flags for a plan with steps of 3 (nine: the lane slots allow 9).
+ * CSR_STEP9 (9 entries a lane a step, one wait for all): option 4 forces it; automatically in f32 on a GPU where
+ * it takes at most 5% more lane slots (FEM blocks of 3 unknowns: one step a tile instead of three). On the H200
+ * (session 30, runs TB-TC) it took f32 fem3d:3:40 from 0.0477 to 0.0423 ms, :48 0.0568 -> 0.0526, :56 0.1053 ->
+ * 0.0923 (against steps of 6), :24 0.0145 -> 0.0135, :28 0.0182 -> 0.0166, :32 0.0235 -> 0.0181, :36 0.0358 ->
+ * 0.0319 (against steps of 3); in f64 (forced; 24 bytes spilled) it was 4% faster on fem3d:3:40, 3% slower on :48,
+ * and within 2% elsewhere, so f64 keeps steps of 3. REGS48 with it in f32 (see the flag) when the tasks take as many
+ * waves of resident warps at 1280 threads an SM as at 1536, and at most 2.
+ * CSR_STEP6 (6 entries a step): option 2 forces it, 3 never groups steps; automatically in f32 on a GPU when the
+ * plan's arrays are larger than its L2 cache and steps of 9 do not apply. On the H200 (session 28, run RG, two
+ * alternating processes) it took f32 fem3d:3:40 from 0.0499 to 0.0481 ms, :48 0.0591 -> 0.0587, :56 0.1112 ->
+ * 0.1087, but fem3d:3:28 (its 26 MB plan in L2) 0.0207 -> 0.0211, and in f64 (twice the registers for the values)
+ * was 1-2% slower on three of the four. */
+static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                             int option, int nine, int64_t tasks)
 {
-    if (option == 2 || option == 3) return option == 2;
-    if (A->precision != SPMV_F32 || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->l2_bytes == 0) return 0;
+    const int gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    if (option == 4 || (option <= 1 && gpu && nine)) {
+        int64_t fl = SPMVPORT_TILE_FLAG_CSR_STEP9;
+        if (A->precision == SPMV_F32 && dev != NULL && dev->multiprocessors > 0) {
+            const int64_t w1280 = (int64_t)dev->multiprocessors * (1280 / fd->warp_size);
+            const int64_t w1536 = (int64_t)dev->multiprocessors * (1536 / fd->warp_size);
+            const int64_t waves1280 = (tasks + w1280 - 1) / w1280, waves1536 = (tasks + w1536 - 1) / w1536;
+            if (waves1280 <= 2 && waves1280 == waves1536) fl |= SPMVPORT_TILE_FLAG_REGS48;
+        }
+        return fl;
+    }
+    if (option == 2) return SPMVPORT_TILE_FLAG_CSR_STEP6;
+    if (option == 3 || !gpu || dev->l2_bytes == 0) return 0;
     size_t bytes = 0;
     for (int i = 0; i < fd->narrays; i++)
         if (!fd->arrays[i].host_only) bytes += fd->arrays[i].bytes;
-    return bytes > dev->l2_bytes;
+    return bytes > dev->l2_bytes ? SPMVPORT_TILE_FLAG_CSR_STEP6 : 0;
 }
 
 static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
@@ -696,7 +717,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, z->def_inline,
@@ -705,7 +726,8 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
-                 spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]), (long long)z->tiles,
+                 spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]),
+                 (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_REGS48) != 0, (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -1035,9 +1057,10 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         !(p[SPMVPORT_TILE_P_FLAGS] & (SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) &&
         !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
-    if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks) == 3)
+    int nine = 0;
+    if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks, &nine) == 3)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
-                                    (doubled_steps(fd, A, dev, opt->tile_csr_shuffle) ? SPMVPORT_TILE_FLAG_CSR_STEP6 : 0);
+                                    grouped_steps(fd, A, dev, opt->tile_csr_shuffle, nine, z.tasks);
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

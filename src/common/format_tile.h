@@ -119,13 +119,23 @@ enum {
 /* CSR_STEP6 (with CSR_STEP3): two steps of 3 loaded together, 6 entries a lane a step (the builder's
  * doubled_steps: f32 plans larger than the L2 cache). */
 #define SPMVPORT_TILE_FLAG_CSR_STEP6 32
+/* CSR_STEP9 (with CSR_STEP3, never with CSR_STEP6): three steps of 3 loaded together, 9 entries a lane a step, where
+ * that takes (almost) no more lane slots than steps of 3: FEM blocks of 3 unknowns, whose rows have 3, 6 or 9
+ * entries a tile, then take one step a tile instead of three. */
+#define SPMVPORT_TILE_FLAG_CSR_STEP9 64
+/* REGS48 (with CSR_STEP9 in f32): the kernel with the deferred part inside is held to 1280 threads an SM (48
+ * registers a thread) instead of 1536 (40), where the plan's tasks take as many waves of warps either way and at
+ * most 2: the loads get more registers and no wave is added. */
+#define SPMVPORT_TILE_FLAG_REGS48 128
 
-/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4 or 6. */
+/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4, 6 or 9. */
 static inline int spmvport_tile_shuffle_step(int64_t flags)
 {
     return !(flags & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0
-           : (flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? ((flags & SPMVPORT_TILE_FLAG_CSR_STEP6) ? 6 : 3)
-                                                    : 4;
+           : !(flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 4
+           : (flags & SPMVPORT_TILE_FLAG_CSR_STEP9)  ? 9
+           : (flags & SPMVPORT_TILE_FLAG_CSR_STEP6)  ? 6
+                                                     : 3;
 }
 #define SPMVPORT_TILE_MAX_BAND_TASKS 8
 

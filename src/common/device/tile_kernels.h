@@ -373,15 +373,22 @@ struct tile_batch_sum {
     }
 };
 
+/* The word that holds a step's nibble bytes: 32 bits up to 6 entries a step (4 bytes), else 64. */
+template <bool WIDE> struct tile_nibble_word { using type = unsigned; };
+template <> struct tile_nibble_word<true> { using type = unsigned long long; };
+
 /* A CSR tile with x from shuffles (flag SPMVPORT_TILE_FLAG_CSR_SHUFFLE), the warp converged (every group's tile
  * CSR, or none): lane r loads its row's bounds and x entry r of the tile's columns together, then the warp steps
  * through the rows U entries at a time until every lane's row is done; an entry's x comes from lane
  * `column nibble` of the lane's group. The chain a tile is then header -> bounds and x -> entries, where the
  * entry-at-a-time loop waited for each entry's nibble before loading its x. Same sums, same order.
- * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots), or 6 (two steps
+ * U = 3 or 4, the plan's (flag SPMVPORT_TILE_FLAG_CSR_STEP3: the builder's count of lane slots), 6 (two steps
  * of 3 together, flag SPMVPORT_TILE_FLAG_CSR_STEP6: f32 plans past L2, 2-4% faster on fem3d:3:40 and :56 in run RG
- * of session 28). On the H100 (session 23, fem3d:3:40-56) 8 was 1.1-1.4x slower (64 registers in f64) and 2 1-3%
- * slower than 4. */
+ * of session 28) or 9 (three together, SPMVPORT_TILE_FLAG_CSR_STEP9: f32 FEM blocks of 3 unknowns, one step a
+ * tile: a lane's whole row of the tile is loaded in one round trip; H200, session 30, runs TB-TC: fem3d:3:40-56
+ * 10-12% faster than with 6, fem3d:3:24-36 7-9% faster than with 3). On the H100 (session 23, fem3d:3:40-56) 8 was
+ * 1.1-1.4x slower (64 registers in f64) and 2 1-3% slower than 4. A step's shuffles run for all U entries, so a
+ * larger U costs instructions wherever the rows are shorter than U. */
 template <int W, int U, typename T>
 PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
                                    const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r,
@@ -407,11 +414,12 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
     const int group0 = lane - r; /* the group's lane 0 */
     for (; port_ballot<W>(left > 0) != 0; left -= U) {
         constexpr int B = (U + 2) / 2; /* bytes a step can touch: entries half .. half + U - 1 of bp's nibbles */
-        static_assert(B <= (int)sizeof(unsigned), "a step's nibble bytes fit one word");
-        unsigned w = 0;
+        using word = typename tile_nibble_word<(B > 4)>::type;
+        static_assert(B <= (int)sizeof(word), "a step's nibble bytes fit one word");
+        word w = 0;
 #pragma unroll
         for (int i = 0; i < B; i++) /* byte i, if its first nibble is one of the lane's entries */
-            if (2 * i - half < left) w |= (unsigned)port_ld_stream(bp + i) << (8 * i);
+            if (2 * i - half < left) w |= (word)port_ld_stream(bp + i) << (8 * i);
         T v[U];
 #pragma unroll
         for (int u = 0; u < U; u++) v[u] = u < left ? port_ld_stream(vp + u) : T(0);
@@ -735,15 +743,19 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
  * registers: at 1536, f64 spilled 48-52 bytes and measured 1.17x slower on fem3d:3:48 (H100, session 23; f32 fits
  * 40 registers with 3 entries a step, but was slower on fem3d:3:40, faster on :48 and :56, H200). f32 with steps
  * of 6 (its plans past L2) at 1536 threads, 40 registers and no spills: fem3d:3:48 and :56 2-3% faster, :40 the
- * same; with steps of 3 fem3d:3:28 (in L2) was 6% slower there (H200, session 29, run SJ): 1536 for steps of 6 only. */
-template <typename T, int XU>
+ * same; with steps of 3 fem3d:3:28 (in L2) was 6% slower there (H200, session 29, run SJ): 1536 for steps of 6 only.
+ * f32 with steps of 9 (session 30, run TC): 40 registers at 1536, no spills; 1536 was 2% faster on fem3d:3:40-56
+ * (2-6 waves), 18% on fem3d:3:32 (6144 tasks: one wave at 1536, 1.16 at 1280), but 48 registers at 1280 were 7-9%
+ * faster where the waves are as many either way and at most 2 (fem3d:3:24, :28, :36): the plan's flag
+ * SPMVPORT_TILE_FLAG_REGS48 says which (R48). f64 with steps of 9 (only when asked for): 1280, 24 bytes spilled. */
+template <typename T, int XU, bool R48 = false>
 constexpr int tile_inline_threads()
 {
-    return XU > 0 && !(XU == 6 && sizeof(T) == 4) ? 1280 : 1536;
+    return XU > 0 && !((XU == 6 || (XU == 9 && !R48)) && sizeof(T) == 4) ? 1280 : 1536;
 }
 
-template <int W, typename T, bool CS, int XU = 0>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_threads<T, XU>()))
+template <int W, typename T, bool CS, int XU = 0, bool R48 = false>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_threads<T, XU, R48>()))
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                        const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
@@ -886,7 +898,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
                          SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
-                         SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6)) != 0 ||
+                         SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6 | SPMVPORT_TILE_FLAG_CSR_STEP9 |
+                         SPMVPORT_TILE_FLAG_REGS48)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
@@ -897,6 +910,11 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         return "tile: steps of 3 entries only with x by shuffles";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3))
         return "tile: steps of 6 entries only as two steps of 3";
+    if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP9) &&
+        (!(fl & SPMVPORT_TILE_FLAG_CSR_STEP3) || (fl & SPMVPORT_TILE_FLAG_CSR_STEP6)))
+        return "tile: steps of 9 entries only as three steps of 3, never with steps of 6";
+    if ((fl & SPMVPORT_TILE_FLAG_REGS48) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP9))
+        return "tile: 48 registers a thread only with steps of 9";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if ((fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) && (inflight != 1 || bt != 1))
         return "tile: a task per group only with one tile in flight and one task per warp";
@@ -940,8 +958,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
 /* tile_kernel with one tile in flight: band batches of bb tiles (4 or 2), else CSR steps (cs) or not, with the
  * deferred part inside when def.ptr is set (checked at upload: then bb = 0 and no GT); GT: a task per group. */
 template <int W, typename T, bool GT>
-void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t s, int m, int n, int tasks,
-                     const int *task, const int *tcol, const unsigned char *tfmt, const int *toff,
+void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, port_stream_t s, int m, int n,
+                     int tasks, const int *task, const int *tcol, const unsigned char *tfmt, const int *toff,
                      const unsigned char *tidx, const T *tval, T *carry, const T *x, T *y, T alpha, T beta,
                      tile_deferred<T> def)
 {
@@ -964,6 +982,12 @@ void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t
     else if (def.ptr != nullptr && xu == 6)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 6>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr && xu == 9 && sizeof(T) == 4 && r48)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 9, (sizeof(T) == 4)>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr && xu == 9)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 9>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr && cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
@@ -978,6 +1002,9 @@ void launch_tile_one(int64_t bb, bool cs, int xu, unsigned blocks, port_stream_t
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (xu == 6 && !GT)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 6>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (xu == 9 && !GT)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 9>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
@@ -1010,6 +1037,7 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     const int64_t fl = prm[SPMVPORT_TILE_P_FLAGS];
     const bool gt = (fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0, cs = (fl & SPMVPORT_TILE_FLAG_CSR_STEPS) != 0;
     const int xu = spmvport_tile_shuffle_step(fl);
+    const bool r48 = (fl & SPMVPORT_TILE_FLAG_REGS48) != 0;
     const long long per_block = (long long)warps * (gt ? W / tile_dim : 1); /* tasks per block */
     const unsigned blocks = (unsigned)((tasks + per_block - 1) / per_block);
     const int *task = (const int *)d[SPMVPORT_TILE_A_TASK], *tcol = (const int *)d[SPMVPORT_TILE_A_COL];
@@ -1040,11 +1068,11 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
                 PORT_LAUNCH(kb, tile_block, 0, s, tile_band_tasks_kernel<W, T, 2>)
                 (fd->m, fd->n, tasks, K, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
         } else if (gt)
-            launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, blocks, s, fd->m, fd->n, tasks, task,
-                                        tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+            launch_tile_one<W, T, true>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, r48, blocks, s, fd->m, fd->n, tasks,
+                                        task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         else
-            launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, blocks, s, fd->m, fd->n, tasks, task,
-                                         tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+            launch_tile_one<W, T, false>(prm[SPMVPORT_TILE_P_BAND_BATCH], cs, xu, r48, blocks, s, fd->m, fd->n, tasks,
+                                         task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
         break;
     }
     if (splits > 0)
