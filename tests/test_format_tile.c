@@ -358,8 +358,9 @@ Test(tile_variants, default_balance_by_kernel)
     spmv_matrix_destroy(S27);
 }
 
-/* Plans without band tiles take 1.5x their average tiles a tile row (8 to 16) only on a GPU and when their tile
- * rows are at least a quarter of a wave of warps (16 an SM); otherwise, or when the SMs are unknown, the paper's 8. */
+/* Plans without band tiles take 1.5x their average tiles a tile row (8 to 16, or 32: below) only on a GPU and when
+ * their tile rows are at least a quarter of a wave of warps (16 an SM); otherwise, or when the SMs are unknown, the
+ * paper's 8. */
 Test(tile_variants, wide_plans_balance_by_tiles)
 {
     spmv_matrix_t *F = NULL;
@@ -385,6 +386,33 @@ Test(tile_variants, wide_plans_balance_by_tiles)
         spmvport_format_data_free(&fd);
     }
     spmv_matrix_destroy(F);
+}
+
+/* Wide plans of mostly CSR tiles go up to 32 tiles a task, others stay at 16: fem3d:3:14 (515 tile rows of ~19
+ * tiles, 75% CSR) takes its 1.5x average, 30; uniform:3000:12 (188 tile rows of ~120 COO tiles) 16. */
+Test(tile_variants, wide_csr_plans_balance_to_32)
+{
+    spmv_matrix_t *F = NULL, *U = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:14", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_generate(&U, "uniform:3000:12", SPMV_F64, 1), SPMV_STATUS_SUCCESS);
+    for (int i = 0; i < 2; i++) {
+        spmv_plan_options_t o = tile_options(32, 0, i == 0 ? 1 : -1, 0);
+        spmvport_format_data fd;
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        dev.backend = SPMV_BACKEND_CUDA, dev.multiprocessors = 1;
+        build_layout(&fd, i == 0 ? F : U, 32, &o, &dev);
+        const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], tiles = fd.params[SPMVPORT_TILE_P_TILES];
+        const int64_t avg15 = (3 * tiles + 2 * rows - 1) / (2 * rows), csr = stat_value(fd.stats, "csr_tiles");
+        cr_assert(fd.params[SPMVPORT_TILE_P_BAND_BATCH] == 0 && (2 * csr >= tiles) == (i == 0) &&
+                      (i == 0 ? avg15 > 16 && avg15 <= 32 : avg15 > 32),
+                  "case %d: not the plan the test is for: %s", i, fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BALANCE], i == 0 ? avg15 : 16, "case %d: %s", i, fd.stats);
+        check_tasks(&fd, "wide CSR balance");
+        spmvport_format_data_free(&fd);
+    }
+    spmv_matrix_destroy(F);
+    spmv_matrix_destroy(U);
 }
 
 Test(tile_variants, deferred_one_warp_chunks)
@@ -922,8 +950,8 @@ static spmv_matrix_t *six_a_row(spmv_precision_t p)
  * (CSR_STEP6) in f32 on a GPU whose L2 cache the plan exceeds (six_a_row: 9 a step would take 1.5x the slots).
  * Option 2 forces 6, 3 groups none, 4 forces 9, in either precision. REGS48 (f32 with 9) exactly when the plan's
  * tasks take as many waves of warps at 1280 threads an SM as at 1536, and at most 2: fem3d:3:13 has 1135 tasks
- * (725 on 20 or fewer SMs, whose tile rows are then kept whole), so 132 SMs give 1 and 1 wave, 26 SMs 2 and 1, 20
- * SMs 1 and 1, 10 SMs 2 and 2, 7 SMs 3 and 3, 4 SMs 5 and 4. */
+ * (412 on 25 or fewer SMs, whose tile rows are then kept whole), so 132 SMs give 1 and 1 wave, 26 SMs 2 and 1, 20
+ * SMs 1 and 1, 10 SMs 2 and 1, 7 SMs 2 and 2, 4 SMs 3 and 3. */
 Test(tile_invariants, csr_step_rule)
 {
     spmv_device_info_t small, large, cpu, sm26, sm20, sm10, sm7, sm4;
@@ -953,10 +981,10 @@ Test(tile_invariants, csr_step_rule)
                  {&cpu, 0, 1, 4, 9, 0, "FEM, f64, CPU backend, option 4", 0},
                  {&large, 0, 1, 2, 6, 0, "FEM, f64 within L2, option 2", 0},
                  {&sm26, 1, 1, 0, 9, 0, "FEM, f32, 26 SMs: 2 waves at 1280, 1 at 1536", 1135},
-                 {&sm20, 1, 1, 0, 9, 1, "FEM, f32, 20 SMs: 1 wave either way", 725},
-                 {&sm10, 1, 1, 0, 9, 1, "FEM, f32, 10 SMs: 2 waves either way", 725},
-                 {&sm7, 1, 1, 0, 9, 0, "FEM, f32, 7 SMs: 3 waves either way", 725},
-                 {&sm4, 1, 1, 0, 9, 0, "FEM, f32, 4 SMs: 5 and 4 waves", 725},
+                 {&sm20, 1, 1, 0, 9, 1, "FEM, f32, 20 SMs: 1 wave either way", 412},
+                 {&sm10, 1, 1, 0, 9, 0, "FEM, f32, 10 SMs: 2 waves at 1280, 1 at 1536", 412},
+                 {&sm7, 1, 1, 0, 9, 1, "FEM, f32, 7 SMs: 2 waves either way", 412},
+                 {&sm4, 1, 1, 0, 9, 0, "FEM, f32, 4 SMs: 3 waves either way", 412},
                  {&small, 1, 0, 0, 6, 0, "6 a row, f32 past L2, automatic", 0},
                  {&large, 1, 0, 0, 3, 0, "6 a row, f32 within L2, automatic", 0},
                  {&small, 1, 0, 4, 9, 1, "6 a row, f32, option 4", 0}};

@@ -31,7 +31,8 @@
 #define TILE_BAND_BALANCE_MIN 16 /* the default for band plans with a task per group (the band items kernel): */
 #define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
 #define TILE_WIDE_BALANCE_MAX 16  /* plans without band tiles with a tile row for a quarter of the warps the */
-#define TILE_WIDE_ROWS_PER_SM 16  /* GPU holds (16 an SM): 1.5x the average tiles of a tile row, 8 to 16 */
+#define TILE_WIDE_ROWS_PER_SM 16  /* GPU holds (16 an SM): 1.5x the average tiles of a tile row, 8 to 16, */
+#define TILE_WIDE_CSR_BALANCE_MAX 32 /* or to 32 when at least half their tiles are CSR (FEM blocks) */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -907,10 +908,19 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
          * rows, 31 an SM) took 27.1 / 20.5 us -> 24.3 / 17.8, t60k (3751) 12.1 / 11.6 -> 9.4 / 9.2, bfly (3072)
          * 13.1 / 12.5 -> 11.7 / 11.0, fem3d:3:24 (2592) 0-4% faster, while below 16 an SM splits still pay:
          * fem3d:3:20 (1500) 2-13% and fem3d:3:16 (768) 25-29% slower at 16, Dubcova1 (1009) 22-27%, cti (1053)
-         * 10-14%. */
+         * 10-14%. Plans of mostly CSR tiles (the kernel with x by shuffles) go up to 32: FEM grids whose size is
+         * not a multiple of 4 have 16-17 tiles a tile row, and at 16 nearly half their tile rows were split into
+         * a task of 16 tiles and one of 1 (fem3d:3:46: 15708 of 18251). H200 (session 30, run TG, 16 -> 1.5x the
+         * average, 24-25, f64 / f32 x cuSPARSE): fem3d:3:26 0.93 / 0.88 -> 1.28 / 1.20, :30 0.93 / 1.05 -> 1.20 /
+         * 1.31, :34 0.99 / 0.91 -> 1.03 / 1.09, :38 1.00 / 0.95 -> 1.16 / 1.14, :42 1.03 / 0.98 -> 1.13 / 1.06,
+         * :46 1.05 / 1.02 -> 1.12 / 1.13, :50 1.07 / 1.04 -> 1.15 / 1.15; but on graphs of COO tiles, where a
+         * tile's chain is longer and the split tasks are the parallelism, 32 made cage11 1.34x / 1.14x and nh2010
+         * 1.06x / 1.10x slower, so they keep 16. */
         else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
                  z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors)
-            balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE, TILE_WIDE_BALANCE_MAX);
+            balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE,
+                                2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles ? TILE_WIDE_CSR_BALANCE_MAX
+                                                                               : TILE_WIDE_BALANCE_MAX);
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
