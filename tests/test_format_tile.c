@@ -1014,6 +1014,29 @@ Test(tile_invariants, csr_step_rule)
     }
 }
 
+/* A plan with x by shuffles (ADPT) stores the tiles its rule makes ELL as CSR: FEM blocks of 4 unknowns (fem3d:4:10,
+ * whose uniform rows make ELL tiles otherwise) have none, with W = 32 and 64; without x by shuffles
+ * (`tile_csr_shuffle=-1`) or with the paper's seven formats (`tile_variant=2`) they keep them. The entries are the
+ * same either way (check_invariants). */
+Test(tile_invariants, shuffled_plans_store_ell_as_csr)
+{
+    spmv_matrix_t *F = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:4:10", SPMV_F64, 2), SPMV_STATUS_SUCCESS);
+    for (int w = 32; w <= 64; w *= 2)
+        for (int v = 0; v < 3; v++) {
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(w, v == 2 ? 2 : 0, 0, 0);
+            if (v == 1) o.tile_csr_shuffle = -1;
+            build_layout(&fd, F, w, &o, NULL);
+            const int shuffled = (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0;
+            cr_assert_eq(shuffled, v != 1, "W %d, case %d: %s", w, v, fd.stats);
+            cr_assert_eq(stat_value(fd.stats, "ell_tiles") > 0, v != 0, "W %d, case %d: %s", w, v, fd.stats);
+            spmvport_format_data_free(&fd);
+            check_invariants(F, &o, "fem3d:4:10, ELL as CSR");
+        }
+    spmv_matrix_destroy(F);
+}
+
 /* The shuffled loop's entries a step: 3 on FEM blocks whose rows have 3, 6 or 9 entries a tile in nearly every warp
  * step (fem3d:3:13: a quarter fewer lane slots, no more steps than 4), else 4 (bcsstk15: fewer slots at 3 but 18%
  * more steps). */

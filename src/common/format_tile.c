@@ -118,6 +118,7 @@ typedef struct {
     int deferred; /* COO tiles and HYB tails go to the deferred CSR */
     int64_t vs;   /* bytes of a value */
     int band;     /* BAND tiles (variant 0, tile_inflight automatic): then the kernel runs band batches */
+    int no_ell;   /* a tile the rule makes ELL is CSR (plans with x by shuffles: see the builder) */
 } tile_cfg;
 
 typedef struct {
@@ -210,6 +211,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
                 best_hyb = b, width = w, fmt = SPMVPORT_TILE_HYB;
         }
     }
+    if (cfg->no_ell && fmt == SPMVPORT_TILE_ELL) fmt = SPMVPORT_TILE_CSR;
     ch->fmt = fmt;
     ch->rule_fmt = fmt;
     ch->stored = 1;
@@ -826,6 +828,20 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
     return spmvport_format_add_array(fd, name, p, (size_t)count * size, is_values);
 }
 
+/* Whether the plan runs x by shuffles (SPMVPORT_TILE_FLAG_CSR_SHUFFLE): only the kernel with one tile in flight, a
+ * task per warp and no CSR steps has it; by default where at least half the stored tiles are CSR. On the H100
+ * (session 23, runs MA, MD) it took fem3d:3:48 from 0.1198 to 0.0974 ms f64 (0.0797 -> 0.0715 f32) and fem3d:3:56
+ * from 0.2129 to 0.1735 (0.1510 -> 0.1387), and the 14 shared FEM matrices of 57-85% CSR tiles 1.19x in geometric
+ * mean (1.01-1.53x); it made circuit:5000000 (13% CSR tiles, the rest HYB: the warp takes them format by format) 7%
+ * slower, and fem3d:3:20 (65%, its COO tiles not deferred) f32 5% slower, f64 the same. */
+static int shuffles(const spmv_plan_options_t *opt, const tile_cfg *cfg, const tile_sizes *z)
+{
+    const int inflight = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
+    return (opt->tile_csr_shuffle >= 1 ||
+            (opt->tile_csr_shuffle == 0 && z->tiles > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_CSR] >= z->tiles)) &&
+           !cfg->band && inflight == 1 && opt->tile_csr_steps != 1 && opt->tile_group_tasks != 1;
+}
+
 spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                   const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
@@ -839,7 +855,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
-                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1};
+                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
@@ -883,6 +899,18 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             break;
         cfg.deferred = 1;
         st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
+    }
+    /* A plan with x by shuffles stores its ELL tiles as CSR (ADPT only): the shuffled loop takes a warp step only
+     * where every group's tile is CSR, and an ELL tile beside a CSR one sends the whole warp down the formats' own
+     * paths, an entry's x a load after its nibble's. FEM blocks of 4 unknowns (fem3d:4:36: 36% of the tiles, 85% of
+     * the entries ELL) ran at 0.85x / 0.66x cuSPARSE, 0.99x / 1.02x with every tile CSR (H200, session 30, run TJ);
+     * blocks of 3 have few ELL tiles (fem3d:3:46: 531 of 299885). */
+    if (st == SPMV_STATUS_SUCCESS && opt->tile_variant == 0 && z.hist_tiles[SPMVPORT_TILE_ELL] > 0 &&
+        shuffles(opt, &cfg, &z)) {
+        cfg.no_ell = 1;
+        if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
+        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                       cfg.deferred ? def_ptr : NULL, msg, msglen);
     }
     /* band plans that run the band items kernel (a task per group: their default) take 1.5x their average tiles a
      * tile row, 16 to 32: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound
@@ -1056,17 +1084,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS; /* never with def_inline (no band, not asked) */
     if (z.def_inline) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_DEFERRED_INLINE;
-    /* x by shuffles: only the kernel with one tile in flight, a task per warp and no CSR steps has it; by default
-     * where at least half the stored tiles are CSR. On the H100 (session 23, runs MA, MD) it took fem3d:3:48 from
-     * 0.1198 to 0.0974 ms f64 (0.0797 -> 0.0715 f32) and fem3d:3:56 from 0.2129 to 0.1735 (0.1510 -> 0.1387), and
-     * the 14 shared FEM matrices of 57-85% CSR tiles 1.19x in geometric mean (1.01-1.53x); it made
-     * circuit:5000000 (13% CSR tiles, the rest HYB: the warp takes them format by format) 7% slower, and
-     * fem3d:3:20 (65%, its COO tiles not deferred) f32 5% slower, f64 the same */
-    if ((opt->tile_csr_shuffle >= 1 || (opt->tile_csr_shuffle == 0 && z.tiles > 0 &&
-                                        2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles)) &&
-        !(p[SPMVPORT_TILE_P_FLAGS] & (SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS)) &&
-        !cfg.band && p[SPMVPORT_TILE_P_INFLIGHT] == 1)
-        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE;
+    if (shuffles(opt, &cfg, &z)) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE; /* x by shuffles */
     int nine = 0;
     if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks, &nine) == 3)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
