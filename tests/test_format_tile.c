@@ -922,20 +922,12 @@ static spmv_matrix_t *six_a_row(spmv_precision_t p)
     float *valf = malloc(sizeof(float) * m * per);
     cr_assert(ptr && col && val && valf);
     for (int32_t i = 0; i <= m; i++) ptr[i] = i * per;
-    for (int32_t i = 0; i < m; i++)
-        for (int k = 0; k < per; k++) {
-            col[i * per + k] = (i / TD) * TD + (i % TD + k) % TD; /* sorted per row below */
-            val[i * per + k] = valf[i * per + k] = (float)(1 + (i + k) % 7);
-        }
-    for (int32_t i = 0; i < m; i++) /* insertion sort of the row's 6 columns (values move with them) */
-        for (int k = 1; k < per; k++)
-            for (int j = k; j > 0 && col[i * per + j - 1] > col[i * per + j]; j--) {
-                int32_t c = col[i * per + j];
-                col[i * per + j] = col[i * per + j - 1], col[i * per + j - 1] = c;
-                double v = val[i * per + j];
-                val[i * per + j] = val[i * per + j - 1], val[i * per + j - 1] = v;
-                float f = valf[i * per + j];
-                valf[i * per + j] = valf[i * per + j - 1], valf[i * per + j - 1] = f;
+    for (int32_t i = 0, e = 0; i < m; i++) /* row i: the 6 columns from i % 16 on, cyclic in its tile, in order */
+        for (int c = 0; c < TD; c++)
+            if ((c - i % TD + TD) % TD < per) {
+                col[e] = (i / TD) * TD + c;
+                val[e] = valf[e] = (float)(1 + (i + c) % 7);
+                e++;
             }
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_create_csr(&A, m, m, m * per, ptr, col, p == SPMV_F32 ? (void *)valf : (void *)val, p,

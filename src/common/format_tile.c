@@ -628,6 +628,12 @@ typedef struct {
     int64_t rule_coo; /* tiles chosen COO before BAND replacements: a plan without band tiles has as many COO */
 } tile_sizes;
 
+/* At least half the stored tiles CSR: x by shuffles by default, and wide plans unsplit up to 32 tiles a task. */
+static int mostly_csr(const tile_sizes *z)
+{
+    return z->tiles > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_CSR] >= z->tiles;
+}
+
 /* The automatic deferral's condition: COO tiles many per tile row (see the builder). */
 static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
 {
@@ -691,19 +697,19 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
 static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                              int option, int nine, int64_t tasks)
 {
-    const int gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
-    if (option == 4 || (option <= 1 && gpu && nine)) {
+    const int f32_gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    if (option == 4 || (option <= 1 && f32_gpu && nine)) {
         int64_t fl = SPMVPORT_TILE_FLAG_CSR_STEP9;
         if (A->precision == SPMV_F32 && dev != NULL && dev->multiprocessors > 0) {
-            const int64_t w1280 = (int64_t)dev->multiprocessors * (1280 / fd->warp_size);
-            const int64_t w1536 = (int64_t)dev->multiprocessors * (1536 / fd->warp_size);
-            const int64_t waves1280 = (tasks + w1280 - 1) / w1280, waves1536 = (tasks + w1536 - 1) / w1536;
-            if (waves1280 <= 2 && waves1280 == waves1536) fl |= SPMVPORT_TILE_FLAG_REGS48;
+            const int64_t w48 = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / fd->warp_size);
+            const int64_t w40 = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS40 / fd->warp_size);
+            const int64_t waves48 = (tasks + w48 - 1) / w48, waves40 = (tasks + w40 - 1) / w40;
+            if (waves48 <= 2 && waves48 == waves40) fl |= SPMVPORT_TILE_FLAG_REGS48;
         }
         return fl;
     }
     if (option == 2) return SPMVPORT_TILE_FLAG_CSR_STEP6;
-    if (option == 3 || !gpu || dev->l2_bytes == 0) return 0;
+    if (option == 3 || !f32_gpu || dev->l2_bytes == 0) return 0;
     size_t bytes = 0;
     for (int i = 0; i < fd->narrays; i++)
         if (!fd->arrays[i].host_only) bytes += fd->arrays[i].bytes;
@@ -837,8 +843,7 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 static int shuffles(const spmv_plan_options_t *opt, const tile_cfg *cfg, const tile_sizes *z)
 {
     const int inflight = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
-    return (opt->tile_csr_shuffle >= 1 ||
-            (opt->tile_csr_shuffle == 0 && z->tiles > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_CSR] >= z->tiles)) &&
+    return (opt->tile_csr_shuffle >= 1 || (opt->tile_csr_shuffle == 0 && mostly_csr(z))) &&
            !cfg->band && inflight == 1 && opt->tile_csr_steps != 1 && opt->tile_group_tasks != 1;
 }
 
@@ -947,8 +952,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
                  z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors)
             balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE,
-                                2 * z.hist_tiles[SPMVPORT_TILE_CSR] >= z.tiles ? TILE_WIDE_CSR_BALANCE_MAX
-                                                                               : TILE_WIDE_BALANCE_MAX);
+                                mostly_csr(&z) ? TILE_WIDE_CSR_BALANCE_MAX : TILE_WIDE_BALANCE_MAX);
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {

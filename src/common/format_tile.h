@@ -127,6 +127,9 @@ enum {
  * registers a thread) instead of 1536 (40), where the plan's tasks take as many waves of warps either way and at
  * most 2: the loads get more registers and no wave is added. */
 #define SPMVPORT_TILE_FLAG_REGS48 128
+/* Resident threads an SM the inline kernel with x by shuffles is compiled for: 48 or 40 registers a thread. */
+#define SPMVPORT_TILE_THREADS_REGS48 1280
+#define SPMVPORT_TILE_THREADS_REGS40 1536
 
 /* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4, 6 or 9. */
 static inline int spmvport_tile_shuffle_step(int64_t flags)

@@ -373,7 +373,7 @@ struct tile_batch_sum {
     }
 };
 
-/* The word that holds a step's nibble bytes: 32 bits up to 6 entries a step (4 bytes), else 64. */
+/* The word that holds a step's nibble bytes: unsigned up to 6 entries a step (4 bytes), else unsigned long long. */
 template <bool WIDE> struct tile_nibble_word { using type = unsigned; };
 template <> struct tile_nibble_word<true> { using type = unsigned long long; };
 
@@ -751,7 +751,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
 template <typename T, int XU, bool R48 = false>
 constexpr int tile_inline_threads()
 {
-    return XU > 0 && !((XU == 6 || (XU == 9 && !R48)) && sizeof(T) == 4) ? 1280 : 1536;
+    return XU > 0 && !((XU == 6 || (XU == 9 && !R48)) && sizeof(T) == 4) ? SPMVPORT_TILE_THREADS_REGS48
+                                                                           : SPMVPORT_TILE_THREADS_REGS40;
 }
 
 template <int W, typename T, bool CS, int XU = 0, bool R48 = false>
@@ -982,7 +983,7 @@ void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, por
     else if (def.ptr != nullptr && xu == 6)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 6>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
-    else if (def.ptr != nullptr && xu == 9 && sizeof(T) == 4 && r48)
+    else if (def.ptr != nullptr && xu == 9 && r48) /* REGS48: f32 only (an f64 plan takes the kernel below) */
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 9, (sizeof(T) == 4)>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr && xu == 9)
