@@ -614,6 +614,36 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* Steps of 4 loaded four at a time (steps of 16, option 5) on FEM blocks of 5 unknowns (rows of up to 15 entries a
+ * tile, 16 a step: the nibbles of a step from an odd nibble span 9 bytes), in both precisions (f64: the kernel held
+ * to 1024 threads an SM), with the deferred part inside the tile kernel or after it, tile rows split or not. */
+Test(SUITE, tile_csr_step16_fem, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:5:11", p ? SPMV_F32 : SPMV_F64, 7), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 4; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_deferred_coo = 1;
+            o.tile_deferred_inline = v % 2 ? -1 : 0;
+            o.tile_balance = v >= 2 ? 64 : 0;
+            o.tile_csr_shuffle = 5;
+            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            const char *xs = strstr(info.stats, "csr_shuffle="), *inl = strstr(info.stats, "deferred_inline=");
+            const char *split = strstr(info.stats, "split_rows=");
+            cr_assert(xs && inl && split && atoi(xs + 12) == 16 && atoi(inl + 16) == (v % 2 == 0) &&
+                          (atoi(split + 11) > 0) == (v < 2),
+                      "fem3d:5:11 variant %d: not the plan the test is for: %s", v, info.stats);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:11", A, 0);
+            cr_assert(r >= 0, "fem3d:5:11 variant %d: %s", v, spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* Steps of 9 in f32 at 1536 threads an SM (no REGS48): fem3d:3:40's 12000 tasks take more than 2 waves of the
  * warps resident at 1280 threads on a GPU of up to 132 multiprocessors; tile_csr_shuffle_fem has the 1280 kernel. */
 Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)

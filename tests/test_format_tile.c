@@ -448,7 +448,7 @@ Test(tile_variants, bad_options_rejected)
     bad[15].tile_deferred_inline = 1, bad[15].tile_band_tasks = 2; /* the K-task kernel has no inline path */
     bad[16].tile_deferred_inline = 1, bad[16].tile_group_tasks = 1;
     bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
-    bad[18].tile_csr_shuffle = 5;
+    bad[18].tile_csr_shuffle = 6;
     bad[19].tile_csr_shuffle = -2;
     for (int i = 0; i < 20; i++) {
         spmv_plan_t *plan = NULL;
@@ -1003,6 +1003,42 @@ Test(tile_invariants, csr_step_rule)
         }
         spmv_matrix_destroy(F);
         spmv_matrix_destroy(X);
+    }
+}
+
+/* Steps of 4 loaded four at a time (CSR_STEP16): automatically in f32 on a GPU where that takes at most 10% more
+ * lane slots than steps of 4 (fem3d:5:11: rows of up to 15 entries a tile), not in f64 nor on the CPU backend nor
+ * where rows have 4, 8 or 12 entries a tile (fem3d:4:10: 16 a step would take about 1.6x the slots); option 5 forces
+ * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. */
+Test(tile_invariants, csr_step16_rule)
+{
+    spmv_device_info_t gpu, cpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
+    gpu.shared_mem_per_block = 48 * 1024;
+    cpu = gpu, cpu.backend = SPMV_BACKEND_CPU;
+    const struct {
+        const char *spec;
+        const spmv_device_info_t *dev;
+        int f32, option, step;
+    } cases[] = {{"fem3d:5:11", &gpu, 1, 0, 16}, {"fem3d:5:11", &gpu, 0, 0, 4}, {"fem3d:5:11", &cpu, 1, 0, 4},
+                 {"fem3d:5:11", &gpu, 1, 3, 4},  {"fem3d:5:11", &gpu, 0, 5, 16}, {"fem3d:4:10", &gpu, 1, 0, 4},
+                 {"fem3d:4:10", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 0, 9}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].f32 ? SPMV_F32 : SPMV_F64, 5),
+                     SPMV_STATUS_SUCCESS);
+        spmvport_format_data fd;
+        spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+        o.tile_csr_shuffle = cases[i].option;
+        build_layout(&fd, A, 32, &o, cases[i].dev);
+        const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+        cr_assert(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE, "%s case %zu: no x by shuffles: %s", cases[i].spec, i, fd.stats);
+        cr_assert_eq(spmvport_tile_shuffle_step(fl), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+        cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+        cr_assert(!(fl & SPMVPORT_TILE_FLAG_CSR_STEP16) || !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3), "%s", fd.stats);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
     }
 }
 

@@ -557,9 +557,10 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_csr_steps);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 4) {
+    if (opt->tile_csr_shuffle < -1 || opt->tile_csr_shuffle > 5) {
         spmvport_msg(msg, msglen, "tile: options.tile_csr_shuffle = %d; expected 0 (automatic), 1 (on), 2 (on, steps "
-                     "of 3 loaded two at a time), 3 (on, one at a time), 4 (on, three at a time) or -1 (off)",
+                     "of 3 loaded two at a time), 3 (on, one at a time), 4 (on, three at a time), 5 (on, steps of 4 "
+                     "loaded four at a time) or -1 (off)",
                      opt->tile_csr_shuffle);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
@@ -648,12 +649,12 @@ static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
  * fewer slots (3 of them more) but 18-100% more steps. On the H200 (session 23, run ML) 3 entries took fem3d:3:48
  * from 0.0873 to 0.0802 ms f64 (0.0698 -> 0.0636 f32) and fem3d:3:56 from 0.1666 to 0.1476 (0.1376 -> 0.1210),
  * and made the 14 shared matrices 6% slower in geometric mean. */
-static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine)
+static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine, int *sixteen)
 {
     const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
     const uint8_t *fmt = fd->arrays[SPMVPORT_TILE_A_FMT].data, *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;
     const int G = fd->warp_size / TD;
-    int64_t slots3 = 0, slots4 = 0, slots9 = 0, steps3 = 0, steps4 = 0;
+    int64_t slots3 = 0, slots4 = 0, slots9 = 0, slots16 = 0, steps3 = 0, steps4 = 0;
     for (int64_t w = 0; w < tasks; w++) {
         const int64_t first = task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_FIRST];
         const int64_t last = task[SPMVPORT_TILE_TASK_FIELDS * (w + 1) + SPMVPORT_TILE_TASK_FIRST];
@@ -673,11 +674,13 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
             slots3 += (longest + 2) / 3 * 3;
             slots4 += (longest + 3) / 4 * 4;
             slots9 += (longest + 8) / 9 * 9;
+            slots16 += (longest + 15) / 16 * 16;
             steps3 += (longest + 2) / 3;
             steps4 += (longest + 3) / 4;
         }
     }
     *nine = 20 * slots9 <= 21 * slots3; /* steps of 9: at most 5% more lane slots than steps of 3 */
+    *sixteen = 10 * slots16 <= 11 * slots4; /* steps of 16: at most 10% more lane slots than steps of 4 */
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
@@ -714,6 +717,14 @@ static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t
     for (int i = 0; i < fd->narrays; i++)
         if (!fd->arrays[i].host_only) bytes += fd->arrays[i].bytes;
     return bytes > dev->l2_bytes ? SPMVPORT_TILE_FLAG_CSR_STEP6 : 0;
+}
+
+/* Steps of 4 loaded four at a time (CSR_STEP16): option 5 forces it; automatically in f32 on a GPU where it takes at
+ * most 10% more lane slots than steps of 4 (sixteen). */
+static int64_t grouped_steps4(const spmv_matrix_t *A, const spmv_device_info_t *dev, int option, int sixteen)
+{
+    const int f32_gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    return option == 5 || (option <= 1 && f32_gpu && sixteen) ? SPMVPORT_TILE_FLAG_CSR_STEP16 : 0;
 }
 
 static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
@@ -1089,10 +1100,14 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS; /* never with def_inline (no band, not asked) */
     if (z.def_inline) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_DEFERRED_INLINE;
     if (shuffles(opt, &cfg, &z)) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE; /* x by shuffles */
-    int nine = 0;
-    if ((p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && shuffle_step(fd, z.tasks, &nine) == 3)
-        p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
-                                    grouped_steps(fd, A, dev, opt->tile_csr_shuffle, nine, z.tasks);
+    int nine = 0, sixteen = 0;
+    if (p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) { /* option 5: steps of 4, whatever the count */
+        if (shuffle_step(fd, z.tasks, &nine, &sixteen) == 3 && opt->tile_csr_shuffle != 5)
+            p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
+                                        grouped_steps(fd, A, dev, opt->tile_csr_shuffle, nine, z.tasks);
+        else
+            p[SPMVPORT_TILE_P_FLAGS] |= grouped_steps4(A, dev, opt->tile_csr_shuffle, sixteen);
+    }
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -127,15 +127,20 @@ enum {
  * registers a thread) instead of 1536 (40), where the plan's tasks take as many waves of warps either way and at
  * most 2: the loads get more registers and no wave is added. */
 #define SPMVPORT_TILE_FLAG_REGS48 128
-/* Resident threads an SM the inline kernel with x by shuffles is compiled for: 48 or 40 registers a thread. */
+/* CSR_STEP16 (with CSR_SHUFFLE, without CSR_STEP3): four steps of 4 loaded together, 16 entries a lane a step,
+ * where that takes (almost) no more lane slots than steps of 4: FEM blocks of 5 unknowns, whose rows have up to 15
+ * entries a tile, then take one step a tile. */
+#define SPMVPORT_TILE_FLAG_CSR_STEP16 256
+/* Resident threads an SM the inline kernel with x by shuffles is compiled for: 48, 40 or 64 registers a thread. */
 #define SPMVPORT_TILE_THREADS_REGS48 1280
 #define SPMVPORT_TILE_THREADS_REGS40 1536
+#define SPMVPORT_TILE_THREADS_REGS64 1024 /* f64 with steps of 16 (32 registers of values) */
 
-/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4, 6 or 9. */
+/* Entries a step of the shuffled CSR loop from a plan's flags: 0 without x by shuffles, else 3, 4, 6, 9 or 16. */
 static inline int spmvport_tile_shuffle_step(int64_t flags)
 {
     return !(flags & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) ? 0
-           : !(flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 4
+           : !(flags & SPMVPORT_TILE_FLAG_CSR_STEP3) ? ((flags & SPMVPORT_TILE_FLAG_CSR_STEP16) ? 16 : 4)
            : (flags & SPMVPORT_TILE_FLAG_CSR_STEP9)  ? 9
            : (flags & SPMVPORT_TILE_FLAG_CSR_STEP6)  ? 6
                                                      : 3;

@@ -373,7 +373,8 @@ struct tile_batch_sum {
     }
 };
 
-/* The word that holds a step's nibble bytes: unsigned up to 6 entries a step (4 bytes), else unsigned long long. */
+/* The word that holds a step's nibble bytes: unsigned up to 6 entries a step (4 bytes), else unsigned long long (a
+ * step of 16 from an odd nibble touches 9 bytes: the ninth's low nibble is put in the word's top after the shift). */
 template <bool WIDE> struct tile_nibble_word { using type = unsigned; };
 template <> struct tile_nibble_word<true> { using type = unsigned long long; };
 
@@ -415,15 +416,23 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
     for (; port_ballot<W>(left > 0) != 0; left -= U) {
         constexpr int B = (U + 2) / 2; /* bytes a step can touch: entries half .. half + U - 1 of bp's nibbles */
         using word = typename tile_nibble_word<(B > 4)>::type;
-        static_assert(B <= (int)sizeof(word), "a step's nibble bytes fit one word");
+        constexpr int WB = (int)sizeof(word);
+        static_assert(B <= WB + 1 && (B <= WB || U == 2 * WB), "a step's nibbles fit one word after the shift");
         word w = 0;
+        unsigned last_byte = 0; /* byte WB (steps of 16 from an odd nibble only): its low nibble is entry 15 */
 #pragma unroll
-        for (int i = 0; i < B; i++) /* byte i, if its first nibble is one of the lane's entries */
-            if (2 * i - half < left) w |= (word)port_ld_stream(bp + i) << (8 * i);
+        for (int i = 0; i < B; i++) { /* byte i, if its first nibble is one of the step's entries */
+            if (2 * i - half < left && 2 * i - half < U) {
+                const unsigned b = port_ld_stream(bp + i);
+                if (i < WB) w |= (word)b << (8 * (i < WB ? i : 0));
+                else last_byte = b;
+            }
+        }
         T v[U];
 #pragma unroll
         for (int u = 0; u < U; u++) v[u] = u < left ? port_ld_stream(vp + u) : T(0);
         w >>= 4 * half;
+        if (B > WB) w |= (word)last_byte << (8 * WB - 4); /* 0 unless half: then the byte's high nibble falls off */
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const T xv = port_shfl_idx<W>(xs, group0 + (int)((w >> (4 * u)) & 15u));
@@ -751,8 +760,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
 template <typename T, int XU, bool R48 = false>
 constexpr int tile_inline_threads()
 {
-    return XU > 0 && !((XU == 6 || (XU == 9 && !R48)) && sizeof(T) == 4) ? SPMVPORT_TILE_THREADS_REGS48
-                                                                           : SPMVPORT_TILE_THREADS_REGS40;
+    return XU == 16 && sizeof(T) == 8 ? SPMVPORT_TILE_THREADS_REGS64
+           : XU > 0 && !((XU == 6 || (XU == 9 && !R48)) && sizeof(T) == 4) ? SPMVPORT_TILE_THREADS_REGS48
+                                                                             : SPMVPORT_TILE_THREADS_REGS40;
 }
 
 template <int W, typename T, bool CS, int XU = 0, bool R48 = false>
@@ -900,7 +910,7 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
                          SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
                          SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6 | SPMVPORT_TILE_FLAG_CSR_STEP9 |
-                         SPMVPORT_TILE_FLAG_REGS48)) != 0 ||
+                         SPMVPORT_TILE_FLAG_REGS48 | SPMVPORT_TILE_FLAG_CSR_STEP16)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
@@ -914,6 +924,9 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP9) &&
         (!(fl & SPMVPORT_TILE_FLAG_CSR_STEP3) || (fl & SPMVPORT_TILE_FLAG_CSR_STEP6)))
         return "tile: steps of 9 entries only as three steps of 3, never with steps of 6";
+    if ((fl & SPMVPORT_TILE_FLAG_CSR_STEP16) &&
+        ((fl & SPMVPORT_TILE_FLAG_CSR_STEP3) || !(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE)))
+        return "tile: steps of 16 entries only as four steps of 4, with x by shuffles";
     if ((fl & SPMVPORT_TILE_FLAG_REGS48) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP9))
         return "tile: 48 registers a thread only with steps of 9";
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
@@ -989,6 +1002,9 @@ void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, por
     else if (def.ptr != nullptr && xu == 9)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 9>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr && xu == 16)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 16>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr && cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, true>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
@@ -1006,6 +1022,9 @@ void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, por
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (xu == 9 && !GT)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 9>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else if (xu == 16 && !GT)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 16>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else if (cs)
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, true, GT>)
