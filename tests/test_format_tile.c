@@ -943,7 +943,8 @@ static spmv_matrix_t *six_a_row(spmv_precision_t p)
  * Option 2 forces 6, 3 groups none, 4 forces 9, in either precision. REGS48 (f32 with 9) exactly when the plan's
  * tasks take as many waves of warps at 1280 threads an SM as at 1536, and at most 2: fem3d:3:13 has 1135 tasks
  * (412 on 25 or fewer SMs, whose tile rows are then kept whole), so 132 SMs give 1 and 1 wave, 26 SMs 2 and 1, 20
- * SMs 1 and 1, 10 SMs 2 and 1, 7 SMs 2 and 2, 4 SMs 3 and 3. */
+ * SMs 1 and 1, 10 SMs 2 and 1, 7 SMs 2 and 2, 4 SMs 3 and 3 (tile_balance 32 keeps them whole: on 7-10 SMs the
+ * 412 tile rows would be 1-1.5 waves, whose rows short_last_wave splits). */
 Test(tile_invariants, csr_step_rule)
 {
     spmv_device_info_t small, large, cpu, sm26, sm20, sm10, sm7, sm4;
@@ -988,6 +989,7 @@ Test(tile_invariants, csr_step_rule)
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(32, 0, 0, 0);
             o.tile_csr_shuffle = cases[i].option;
+            if (cases[i].tasks == 412) o.tile_balance = 32; /* whole tile rows, also where 1-1.5 waves would split */
             if (!cases[i].fem) o.tile_variant = 1;
             build_layout(&fd, cases[i].fem ? F : X, 32, &o, cases[i].dev);
             const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
@@ -1003,6 +1005,48 @@ Test(tile_invariants, csr_step_rule)
         }
         spmv_matrix_destroy(F);
         spmv_matrix_destroy(X);
+    }
+}
+
+/* Wide plans of long CSR tile rows whose whole rows take more than one wave of the warps resident at 1280 threads an
+ * SM and at most 1.5 split every tile row into at most 3 tasks (tbalance a third of the longest row): fem3d:4:12,
+ * 432 tile rows of 8-27 tiles (18.7 on average), 40 warps an SM: 10 SMs 1.08 waves (split), 11 SMs 0.98, 7 SMs
+ * 1.54, both whole; and never on the CPU backend or with an explicit tile_balance. */
+Test(tile_invariants, short_last_wave_splits_rows)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    dev.backend = SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20, dev.shared_mem_per_block = 48 * 1024;
+    const struct {
+        int sms, cpu, balance, split;
+    } cases[] = {{10, 0, 0, 1}, {11, 0, 0, 0}, {7, 0, 0, 0}, {10, 1, 0, 0}, {10, 0, 32, 0}};
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:12", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            dev.multiprocessors = cases[i].sms;
+            dev.backend = cases[i].cpu ? SPMV_BACKEND_CPU : SPMV_BACKEND_CUDA;
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
+            build_layout(&fd, A, 32, &o, &dev);
+            const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], tasks = fd.params[SPMVPORT_TILE_P_TASKS];
+            const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data;
+            int64_t longest = 0;
+            for (int64_t tr = 0; tr < rows; tr++)
+                if (ptr[tr + 1] - ptr[tr] > longest) longest = ptr[tr + 1] - ptr[tr];
+            cr_assert(rows == 432 && longest == 27 && stat_value(fd.stats, "csr_shuffle") > 0,
+                      "not the plan the test is for: %s", fd.stats);
+            if (cases[i].split) {
+                cr_assert_eq(stat_value(fd.stats, "tbalance"), 9, "case %zu: %s", i, fd.stats);
+                cr_assert(tasks > 2 * rows && tasks <= 3 * rows, "case %zu: %s", i, fd.stats);
+            } else if (!cases[i].cpu) {
+                cr_assert_eq(tasks, rows, "case %zu: whole tile rows expected: %s", i, fd.stats);
+            } else {
+                cr_assert_eq(stat_value(fd.stats, "tbalance"), 8, "case %zu: the CPU's default: %s", i, fd.stats);
+            }
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(A);
     }
 }
 

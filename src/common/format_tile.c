@@ -33,6 +33,8 @@
 #define TILE_WIDE_BALANCE_MAX 16  /* plans without band tiles with a tile row for a quarter of the warps the */
 #define TILE_WIDE_ROWS_PER_SM 16  /* GPU holds (16 an SM): 1.5x the average tiles of a tile row, 8 to 16, */
 #define TILE_WIDE_CSR_BALANCE_MAX 32 /* or to 32 when at least half their tiles are CSR (FEM blocks) */
+#define TILE_TAIL_SPLIT_MIN_TILES 18 /* tiles a tile row from which a short last wave splits rows (short_last_wave) */
+#define TILE_TAIL_SPLIT_PARTS 3      /* into this many tasks */
 #define TILE_MAX_BALANCE (1 << 20)
 /* Band batch plans of at least this many tasks take TILE_DEFAULT_BAND_TASKS tasks per warp; smaller ones keep one
  * task per warp, for parallelism. Measured on the H200 (stencil3d:7:160): 4 tasks per warp 0.230 ms f64 / 0.194 f32,
@@ -635,6 +637,31 @@ static int mostly_csr(const tile_sizes *z)
     return z->tiles > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_CSR] >= z->tiles;
 }
 
+/* Wide plans of long CSR tile rows (at least 18 tiles a tile row: FEM blocks of 4-6 unknowns) whose whole tile rows
+ * take one wave of the warps the GPU holds at 1280 threads an SM (the shuffled kernels' usual count) and at most
+ * half another: each tile row is split into 3 tasks (TILE_TAIL_SPLIT_PARTS: tbalance a third of the longest). With equal tasks the second wave is a whole task's time for a
+ * few warps an SM; with tasks a third as long the last wave is a third as long, for the carries and a fix-up pass.
+ * H200 (session 31, run SP, 3 tasks a tile row against whole ones, f64 / f32, time ratio): fem3d:6:26 (6591 tile
+ * rows, 1.25 waves) 0.876 / 0.951, fem3d:5:28 (1.30) 0.934 / 0.942, fem3d:4:30 (1.28) 0.911 / 0.966, fem3d:4:28
+ * (1.04) 0.951 / 0.993, fem3d:5:26 (1.04) 0.991 / 1.026; past 1.5 waves it cost: fem3d:6:28 (2.0) 1.065 / 1.067,
+ * fem3d:4:36 (2.2) 0.971 / 1.019; and on FEM blocks of 3 unknowns (9-16 tiles a tile row, tasks of 3-5 tiles)
+ * 3 tasks were up to 24% slower (fem3d:3:32-40). */
+static int short_last_wave(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size)
+{
+    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    return mostly_csr(z) && z->tiles >= TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows && z->tile_rows > resident &&
+           2 * z->tile_rows <= 3 * resident;
+}
+
+/* The balance that splits the longest tile row into 3 tasks (and no tile row into more). */
+static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
+{
+    int64_t longest = 1;
+    for (int64_t tr = 0; tr < tile_rows; tr++)
+        if (tile_ptr[tr + 1] - tile_ptr[tr] > longest) longest = tile_ptr[tr + 1] - tile_ptr[tr];
+    return (longest + TILE_TAIL_SPLIT_PARTS - 1) / TILE_TAIL_SPLIT_PARTS;
+}
+
 /* The automatic deferral's condition: COO tiles many per tile row (see the builder). */
 static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
 {
@@ -961,9 +988,11 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
          * tile's chain is longer and the split tasks are the parallelism, 32 made cage11 1.34x / 1.14x and nh2010
          * 1.06x / 1.10x slower, so they keep 16. */
         else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
-                 z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors)
+                 z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors) {
             balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE,
                                 mostly_csr(&z) ? TILE_WIDE_CSR_BALANCE_MAX : TILE_WIDE_BALANCE_MAX);
+            if (short_last_wave(&z, dev, fd->warp_size)) balance = third_of_longest(tile_ptr, z.tile_rows);
+        }
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
     if (!cfg.deferred) {
