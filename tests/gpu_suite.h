@@ -614,6 +614,27 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* FEM blocks of 4 unknowns (fem3d:4:24: 4-row folds of about 432 entries, 54 windows, T_l at its floor): many waves
+ * of one-step warps, a fold a warp at W lanes (since session 31; before, one wave at 4 lanes, 14 windows a lane). */
+Test(SUITE, amf_csr_long_folds_many_waves, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:24", p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, NULL);
+        const char *sl = strstr(info.stats, "sub_lanes="), *un = strstr(info.stats, "uniform=");
+        cr_assert(sl && un && atoi(sl + 10) == dev.warp_size && atoi(un + 8) == 1,
+                  "fem3d:4:24: not the plan the test is for: %s", info.stats);
+        double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, NULL, "fem3d:4:24", A, 0);
+        cr_assert(r >= 0, "fem3d:4:24: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* Steps of 4 loaded four at a time (steps of 16, option 5) on FEM blocks of 5 unknowns (rows of up to 15 entries a
  * tile, 16 a step: the nibbles of a step from an odd nibble span 9 bytes), in both precisions (f64: the kernel held
  * to 1024 threads an SM), with the deferred part inside the tile kernel or after it, tile rows split or not. */

@@ -44,7 +44,8 @@
 #define AMF_MAX_STEPS 16        /* a sub-block holds at most this many steps of W / 2 folds (the widest step) */
 #define AMF_CHAIN 12            /* the lane model's chain before a warp's first add, in quarter round trips */
 #define AMF_ENTRY_LOAD 2        /* entries a lane of the one-step kernel by entries takes from an average fold */
-#define AMF_WAVE_WINDOWS 48     /* many waves of one-step warps by windows: folds of at most this many windows */
+#define AMF_WAVE_WINDOWS 128    /* many waves of one-step warps by windows: folds of at most this many windows */
+#define AMF_ONE_WAVE_WINDOWS 48 /* ... taken before the one-wave layouts where folds span more than this many */
 #define AMF_WAVE_LANE_WINDOWS 3 /* ... at lanes that leave at most this many of an average fold's windows a lane */
 #define AMF_OMP_MIN 65536       /* loops shorter than this stay serial: a parallel region costs more */
 
@@ -539,7 +540,9 @@ static double mean_fold_windows(const amf_plan *p, const int32_t *fold_row, cons
  * skewed, long rows; 4 lanes cut to 8 by the rounds) 0.2932 / 0.2551 -> 0.2827 / 0.2497 (4 lanes 0.3049 / 0.2608,
  * 16 lanes 0.2912 / 0.2508); circuit:5000000 (3.4, long rows; 4 lanes) 0.2524 / 0.1520 -> 0.2398 / 0.1361 (8 lanes
  * 0.3167 / 0.1814); uniform:2000000:16 (8.0; 4 lanes) 0.3249 / 0.3000 -> 0.3074 / 0.2773; uniform:1000000:3 (2.0)
- * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Beyond 48 windows a fold: unmeasured, grouped.
+ * 0.0365 / 0.0311 -> 0.0375 / 0.0301, the one f64 loss. Up to 128 windows a fold (AMF_WAVE_WINDOWS; 48 until session
+ * 31, when FEM blocks of 4-6 unknowns, folds of 54-81 windows, went grouped or one-wave at 2-4 lanes: H200, run UH,
+ * fem3d:4:36 f32 0.85 -> 1.29x cuSPARSE, fem3d:6:26 0.73 -> 1.25x, fem3d:5:30 0.77 -> 1.19x); beyond: grouped.
  * Where x is read scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED: random columns, every gather its own
  * sector), one window of the kernel's own size (wave_window) a lane instead. Likely (not profiled): such a
  * matrix waits on the warps' chains of dependent gathers, which one round a fold shortens, while along diagonals
@@ -608,9 +611,13 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
      * and, with T_l at its floor, where x is read scattered and the many-wave kernel takes windows of 4 entries
      * (f64): one window a lane beat the one-wave layout's few lanes of several windows on mid-size matrices within
      * L2 (H200, session 22, run LB, us, one-wave -> many waves: lp:300000:300000:5 at 2 -> 8 lanes 16.6 -> 15.4,
-     * lp:500000:500000:5 28.6 -> 24.1, uniform:400000:3 2 -> 4 lanes 17.0 -> 13.9, uniform:300000:4 a tie) */
+     * lp:500000:500000:5 28.6 -> 24.1, uniform:400000:3 2 -> 4 lanes 17.0 -> 13.9, uniform:300000:4 a tie); and,
+     * with T_l at its floor, where folds span more than AMF_ONE_WAVE_WINDOWS windows on average (FEM blocks of 4-6
+     * unknowns: 4 rows of 108-162 entries), where the one-wave layouts' few lanes walked 14-20 windows each (H200,
+     * session 31, run UH: fem3d:4:24 4 lanes, 1728 warps -> 32 lanes, 13824 warps) */
     const int scattered_small = p->scattered && p->wave_window == AMF_SMALL_WINDOW;
-    if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered_small))) {
+    const int long_folds = wave > 0 && mean_fold_windows(p, fold_row, fold_ptr, AMF_BATCH) > AMF_ONE_WAVE_WINDOWS;
+    if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered_small || long_folds))) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         p->wave_layout = wave > 0;
         return;
