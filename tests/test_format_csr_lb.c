@@ -112,6 +112,27 @@ Test(format_choose, x_sector_use)
  * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
  * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
  * amf_csr, short regular rows csr_scalar. */
+/* Regular rows of more than 12 entries within L2: csr_vector, but amf_csr in f32 from 1M entries (fem3d:3:20, 1.76M
+ * entries, 14 MB in f32; fem3d:3:16, 0.88M, keeps csr_vector); f64 keeps csr_vector at any size within L2. */
+Test(format_choose, f32_regular_rows_in_l2)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = (size_t)60 << 20;
+    static const struct { const char *spec; int f32; spmv_format_t want; } cases[] = {
+        {"fem3d:3:20", 1, SPMV_FORMAT_AMF_CSR}, {"fem3d:3:20", 0, SPMV_FORMAT_CSR_VECTOR},
+        {"fem3d:3:16", 1, SPMV_FORMAT_CSR_VECTOR}, {"fem3d:3:16", 0, SPMV_FORMAT_CSR_VECTOR}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].f32 ? SPMV_F32 : SPMV_F64, 42),
+                     SPMV_STATUS_SUCCESS);
+        const spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "%s %s: AUTO chose %s, expected %s", cases[i].spec,
+                     cases[i].f32 ? "f32" : "f64", spmv_format_name(got), spmv_format_name(cases[i].want));
+        spmv_matrix_destroy(A);
+    }
+}
+
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {

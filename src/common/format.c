@@ -75,6 +75,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   other regular rows (longest <= 2 x average + 16), avg <= 12  csr_scalar  (7-point stencil: 1.35x cuSPARSE f64)
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
+ *     but f32 with at least 1M entries                           amf_csr     (fem3d:3:20-28, :4:20-24, :5:20,
+ *                                                                             :6:20, stencil3d:27:50-64, banded:
+ *                                                                             1.20-1.44x where csr_vector gave
+ *                                                                             0.73-1.31x; f64 kept: csr_vector
+ *                                                                             ahead on 9 of 10; session 31, run UJ)
  *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
  *                                                                             mbeacxc, ca-GrQc 1.35-1.64x csr_vector
  *                                                                             f64, session 7 run U; circuit_1 12x)
@@ -88,6 +93,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             csr_lb 0.82-1.17x; session 26, H200)
  *   CPU, longer rows                                             csr_vector
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
+#define AUTO_L2_F32_FOLD_NNZ 1000000 /* f32 regular rows within L2 from this many entries: amf_csr */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
@@ -106,7 +112,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         return scattered ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_SCALAR;
     }
     if (gpu) {
-        if (in_l2) return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_AMF_CSR;
+        if (in_l2)
+            return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
+                                                                                           : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
         if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) return SPMV_FORMAT_VENDOR;
         return SPMV_FORMAT_AMF_CSR;
