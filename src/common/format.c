@@ -76,10 +76,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
  *     but f32 with at least 1M entries                           amf_csr     (fem3d:3:20-28, :4:20-24, :5:20,
- *                                                                             :6:20, stencil3d:27:50-64, banded:
- *                                                                             1.20-1.44x where csr_vector gave
- *                                                                             0.73-1.31x; f64 kept: csr_vector
- *                                                                             ahead on 9 of 10; session 31, run UJ)
+ *                                                                             :6:20, stencil3d:27:50-64, banded,
+ *                                                                             uniform: 1.18-1.44x where csr_vector
+ *                                                                             gave 0.73-1.31x; f64 kept: csr_vector
+ *                                                                             ahead on 7 of 8; session 31, run UJ)
  *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
  *                                                                             mbeacxc, ca-GrQc 1.35-1.64x csr_vector
  *                                                                             f64, session 7 run U; circuit_1 12x)
