@@ -553,10 +553,11 @@ static double mean_fold_windows(const amf_plan *p, const int32_t *fold_row, cons
  * 0.2363 -> 0.2336. stencil2d:5:1400 (0.16) at 8 lanes 0.0625 against 0.0566 at 4, stencil3d:7:160 (0.19) 0.1308
  * against 0.1164, circuit:5000000 (0.34) 0.1993 against 0.1716: scattered x alone chooses. */
 static int wave_lanes_log2(const amf_plan *p, const spmv_device_info_t *dev, const int32_t *fold_row,
-                           const int32_t *fold_ptr)
+                           const int32_t *fold_ptr, double *mean_windows)
 {
+    *mean_windows = 0.0; /* an average fold's windows of AMF_BATCH entries (0: not counted) */
     if (p->waves_set || p->w_log2 < 2) return 0; /* amf_waves asks for T_l grouping */
-    const double avg = mean_fold_windows(p, fold_row, fold_ptr, AMF_BATCH);
+    const double avg = *mean_windows = mean_fold_windows(p, fold_row, fold_ptr, AMF_BATCH);
     if (avg > AMF_WAVE_WINDOWS) return 0;
     int lg = p->lanes_log2;
     if (lg == 0) { /* the fewest lanes, at least 4, for AMF_WAVE_LANE_WINDOWS windows a lane (scattered x: one
@@ -602,8 +603,9 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
     if (mode < 0 || p->folds == 0 || p->parts > 0) return;
     const int64_t resident = (int64_t)device_mps(dev) * resident_blocks(p, f32) * (AMF_BLOCK / p->w);
     /* many waves by windows (with long rows only on that kernel, which leaves long units to their pieces) */
+    double fold_windows = 0.0;
     const int wave = mode == 0 && (p->long_rows == 0 || one_step == 0 || one_step == 1)
-                         ? wave_lanes_log2(p, dev, fold_row, fold_ptr) : 0;
+                         ? wave_lanes_log2(p, dev, fold_row, fold_ptr, &fold_windows) : 0;
     /* taken first where T_l is above its floor: the one-wave rule below takes only lane counts whose warps fit in
      * one wave, which on mid-size matrices of long folds leaves a lane many windows (fem3d:3:40 on 132
      * multiprocessors: one wave at 2 lanes, 20 windows a lane, 0.0833 / 0.0668 ms f64 / f32; many waves at 16
@@ -616,7 +618,7 @@ static void choose_uniform(amf_plan *p, const spmv_device_info_t *dev, int f32, 
      * unknowns: 4 rows of 108-162 entries), where the one-wave layouts' few lanes walked 14-20 windows each (H200,
      * session 31, run UH: fem3d:4:24 4 lanes, 1728 warps -> 32 lanes, 13824 warps) */
     const int scattered_small = p->scattered && p->wave_window == AMF_SMALL_WINDOW;
-    const int long_folds = wave > 0 && mean_fold_windows(p, fold_row, fold_ptr, AMF_BATCH) > AMF_ONE_WAVE_WINDOWS;
+    const int long_folds = wave > 0 && fold_windows > AMF_ONE_WAVE_WINDOWS;
     if (p->long_rows > 0 || (wave > 0 && (p->t_l > p->step_nnz || scattered_small || long_folds))) {
         if (wave > 0) set_uniform(p, fold_ptr, sub_unit, lanes, wave, p->w >> wave);
         p->wave_layout = wave > 0;

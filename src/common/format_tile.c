@@ -639,9 +639,10 @@ static int mostly_csr(const tile_sizes *z)
 
 /* Wide plans of long CSR tile rows (at least 18 tiles a tile row: FEM blocks of 4-6 unknowns) whose whole tile rows
  * take one wave of the warps the GPU holds at 1280 threads an SM (the shuffled kernels' usual count) and at most
- * half another: each tile row is split into 3 tasks (TILE_TAIL_SPLIT_PARTS: tbalance a third of the longest). With equal tasks the second wave is a whole task's time for a
- * few warps an SM; with tasks a third as long the last wave is a third as long, for the carries and a fix-up pass.
- * H200 (session 31, run SP, 3 tasks a tile row against whole ones, f64 / f32, time ratio): fem3d:6:26 (6591 tile
+ * half another: each tile row is split into 3 tasks (TILE_TAIL_SPLIT_PARTS: tbalance a third of the longest). With
+ * equal tasks the second wave is a whole task's time for a few warps an SM; with tasks a third as long the last
+ * wave is a third as long, for the carries and a fix-up pass.
+ * H200 (session 31, run UE, 3 tasks a tile row against whole ones, f64 / f32, time ratio): fem3d:6:26 (6591 tile
  * rows, 1.25 waves) 0.876 / 0.951, fem3d:5:28 (1.30) 0.934 / 0.942, fem3d:4:30 (1.28) 0.911 / 0.966, fem3d:4:28
  * (1.04) 0.951 / 0.993, fem3d:5:26 (1.04) 0.991 / 1.026; past 1.5 waves it cost: fem3d:6:28 (2.0) 1.065 / 1.067,
  * fem3d:4:36 (2.2) 0.971 / 1.019; and on FEM blocks of 3 unknowns (9-16 tiles a tile row, tasks of 3-5 tiles)
@@ -711,6 +712,12 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
+/* The automatic step grouping's precondition: f32, on a GPU backend. */
+static int f32_on_gpu(const spmv_matrix_t *A, const spmv_device_info_t *dev)
+{
+    return A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+}
+
 /* Steps of 3 loaded two or three at a time: the flags for a plan with steps of 3 (nine: the lane slots allow 9).
  * CSR_STEP9 (9 entries a lane a step, one wait for all): option 4 forces it; automatically in f32 on a GPU where
  * it takes at most 5% more lane slots (FEM blocks of 3 unknowns: one step a tile instead of three). On the H200
@@ -727,7 +734,7 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
 static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                              int option, int nine, int64_t tasks)
 {
-    const int f32_gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    const int f32_gpu = f32_on_gpu(A, dev);
     if (option == 4 || (option <= 1 && f32_gpu && nine)) {
         int64_t fl = SPMVPORT_TILE_FLAG_CSR_STEP9;
         if (A->precision == SPMV_F32 && dev != NULL && dev->multiprocessors > 0) {
@@ -750,8 +757,7 @@ static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t
  * most 10% more lane slots than steps of 4 (sixteen). */
 static int64_t grouped_steps4(const spmv_matrix_t *A, const spmv_device_info_t *dev, int option, int sixteen)
 {
-    const int f32_gpu = A->precision == SPMV_F32 && dev != NULL && dev->backend != SPMV_BACKEND_CPU;
-    return option == 5 || (option <= 1 && f32_gpu && sixteen) ? SPMVPORT_TILE_FLAG_CSR_STEP16 : 0;
+    return option == 5 || (option <= 1 && f32_on_gpu(A, dev) && sixteen) ? SPMVPORT_TILE_FLAG_CSR_STEP16 : 0;
 }
 
 static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const tile_sizes *z, int64_t balance)
