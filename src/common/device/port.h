@@ -60,7 +60,26 @@
 #define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads)
 #define PORT_LAUNCH_MIN_BLOCKS 0 /* the block count changes nothing: one instantiation serves every count */
 #else
-#define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, blocks)
+/* The resident threads an SM holds on the architecture of this device pass (sm_75 1024, sm_86/87/89 and sm_120
+ * 1536, the others 2048). A block count that does not fit there is left out (ptxas ignored it anyway, with a
+ * warning for each kernel): the kernel compiles with its thread bound alone. Capping the count instead spilled
+ * (hbp's 8-block option on sm_86: 40 registers, 1.3 KB). An ignored count and an absent one are not compiled
+ * quite alike: 5 kernels changed registers (sm_75: tile's inline kernel with CSR steps, 1536 threads, 72 -> 64
+ * and 63 -> 64, and hbp's 6-block options; sm_86: hbp's 8-block option, 24 bytes spilled); sm_90 is unchanged.
+ * None of this is measured (no such GPU here). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700 && __CUDA_ARCH__ < 750 || __CUDA_ARCH__ == 800 || \
+    __CUDA_ARCH__ == 900 || __CUDA_ARCH__ >= 1000 && __CUDA_ARCH__ < 1200
+#define PORT_SM_THREADS 2048
+#elif __CUDA_ARCH__ == 750
+#define PORT_SM_THREADS 1024
+#else
+#define PORT_SM_THREADS 1536
+#endif
+constexpr int port_min_blocks(int threads, int blocks)
+{
+    return blocks * threads <= PORT_SM_THREADS ? blocks : 0; /* 0: no .minnctapersm */
+}
+#define PORT_LAUNCH_BOUNDS_MIN(threads, blocks) __launch_bounds__(threads, port_min_blocks(threads, blocks))
 #define PORT_LAUNCH_MIN_BLOCKS 1
 #endif
 /* Kernel launch with dynamic shared memory on a stream: PORT_LAUNCH(grid, block, smem, stream, kernel)(args...);
