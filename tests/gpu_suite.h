@@ -683,6 +683,31 @@ Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* tile_band_items_kernel on a 27-point stencil whose grid (34) is not a multiple of 16 but whose faces' tiles all
+ * lie within 7 diagonals: every tile band, among them tiles with more holes than entries (a diagonal cut by a face);
+ * the default balance, 8 (split rows) and 32; f64 and f32. */
+Test(SUITE, tile_band_items_stencil27_all_band, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const int balance[3] = {0, 8, 32};
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:34", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_balance = balance[v];
+            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            const char *tiles = strstr(info.stats, ";tiles="), *band = strstr(info.stats, "band_tiles=");
+            cr_assert(tiles && band && atoll(tiles + 7) == atoll(band + 11), "not all band: %s", info.stats);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:34", A, 0);
+            cr_assert(r >= 0, "stencil3d:27:34, balance %d: %s", balance[v], spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* tile_band_items_kernel on a 27-point stencil whose grid (30) is not a multiple of 16: ~16 tiles a tile row, with
  * CSR and COO tiles (diagonals with holes at the grid's faces, too many to be band tiles) in the band passes, which
  * then run tile after tile; the default balance (25) and 32 give passes after the first, 8 splits rows. */

@@ -801,13 +801,16 @@ static spmv_matrix_t *stencil5(spmv_precision_t p)
  * band's slots empty is a band tile, one with more stays COO. Every diagonal tile is an identity (a band plan);
  * tile (0, 5): diagonal 3 over rows 0..12 but rows 2 and 5 (11 entries in 13 slots): band; tile (1, 7): (0, 0) and
  * (15, 15) (2 entries in 16 slots): COO; tile (2, 9): diagonals 0..2 over rows 0..3 but (1, 2) (11 entries in
- * the band's 45 slots): COO. Then the executor against the oracle. */
+ * the band's 45 slots): COO; tile (5, 20): (0, 0) and (0, 15), 16 diagonals, COO whatever its holes, so the plan
+ * keeps other tiles and the pass that makes every tile within 7 diagonals band is undone. Then the executor
+ * against the oracle. */
 Test(tile_invariants, band_tiles_with_holes)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     const int32_t m = 40 * TD;
     coo_list t = {0};
     for (int32_t i = 0; i < m; i++) {
+        if (i == 5 * TD) push(&t, i, 20 * TD, 2.0), push(&t, i, 20 * TD + 15, -2.0);
         if (i < 13 && i != 2 && i != 5) push(&t, i, 5 * TD + i + 3, 0.5 + i);
         if (i == TD || i == 2 * TD - 1) push(&t, i, 7 * TD + i - TD, -1.5);
         for (int d = 0; d < 3 && i >= 2 * TD && i < 2 * TD + 4; d++)
@@ -821,7 +824,7 @@ Test(tile_invariants, band_tiles_with_holes)
         build_layout(&fd, A, w, &o, NULL);
         const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data, *col = fd.arrays[SPMVPORT_TILE_A_COL].data;
         const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
-        const struct { int32_t tr, tc; int band; } want[] = {{0, 5, 1}, {1, 7, 0}, {2, 9, 0}, {3, 3, 1}};
+        const struct { int32_t tr, tc; int band; } want[] = {{0, 5, 1}, {1, 7, 0}, {2, 9, 0}, {3, 3, 1}, {5, 20, 0}};
         for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
             int found = -1;
             for (int32_t q = ptr[want[k].tr]; q < ptr[want[k].tr + 1]; q++)
@@ -838,6 +841,49 @@ Test(tile_invariants, band_tiles_with_holes)
         cr_assert(support_check_format(ctx, SPMV_FORMAT_TILE, &o, "band tiles with holes", A, 0) >= 0);
     }
     spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* A band plan whose other tiles all lie within 7 diagonals makes every tile band when that adds at most a tenth to
+ * the value slots: stencil3d:27:34 (grid lines 34 apart, so the grid's faces cut diagonals inside tiles: 264 of
+ * its 44819 tiles had too many holes for a band tile by the COO / CSR byte rule) is all band at 2.5% more slots;
+ * the same stencil with one scattered entry in every 8th row (a one-entry tile, 16 slots, each) would grow the
+ * slots by far more than a tenth, so those tiles stay COO (and with them the faces' CSR / COO tiles). The executor
+ * against the oracle on both, W = 32 and 64. */
+Test(tile_invariants, band_plan_makes_every_near_tile_band)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *S = NULL;
+    cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:27:34", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    int32_t m, n;
+    spmv_matrix_get_size(S, &m, &n, NULL, NULL);
+    const int32_t *sp, *sc;
+    const void *sv;
+    cr_assert_eq(spmv_matrix_get_csr(S, &sp, &sc, &sv), SPMV_STATUS_SUCCESS);
+    coo_list t = {0};
+    for (int32_t i = 0; i < m; i++) {
+        for (int32_t k = sp[i]; k < sp[i + 1]; k++) push(&t, i, sc[k], ((const double *)sv)[k]);
+        if (i % 8 == 0) push(&t, i, (int32_t)(((int64_t)i * 7919 + m / 2) % m), 0.5); /* may fall in the band */
+    }
+    spmv_matrix_t *X = from_list(&t, m, n); /* sums an entry that lands on a stencil entry */
+    for (int w = 32; w <= 64; w *= 2) {
+        spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+        spmvport_format_data fd;
+        build_layout(&fd, S, w, &o, NULL);
+        cr_assert_eq(stat_value(fd.stats, "band_tiles"), fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "a band plan (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        build_layout(&fd, X, w, &o, NULL);
+        cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "a band plan (%s)", fd.stats);
+        cr_assert_gt(stat_value(fd.stats, "coo_tiles"), m / 16, "scattered entries stay COO (%s)", fd.stats);
+        spmvport_format_data_free(&fd);
+        check_invariants(S, &o, "stencil3d:27:34, every tile band");
+        check_invariants(X, &o, "stencil3d:27:34 + scattered");
+        cr_assert(support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:34", S, 0) >= 0);
+        cr_assert(support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:34 + scattered", X, 0) >= 0);
+    }
+    spmv_matrix_destroy(X);
+    spmv_matrix_destroy(S);
     spmv_context_destroy(ctx);
 }
 

@@ -121,6 +121,7 @@ typedef struct {
     int64_t vs;   /* bytes of a value */
     int band;     /* BAND tiles (variant 0, tile_inflight automatic): then the kernel runs band batches */
     int no_ell;   /* a tile the rule makes ELL is CSR (plans with x by shuffles: see the builder) */
+    int band_all; /* band plans: every tile within SPMVPORT_TILE_BAND_MAXND diagonals is BAND, holes or not */
 } tile_cfg;
 
 typedef struct {
@@ -263,7 +264,8 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     if (hi - lo + 1 > SPMVPORT_TILE_BAND_MAXND) return;
     int64_t band = 0;
     for (int d = lo; d <= hi; d++) band += band_len(rows, cols, d);
-    if (fmt == SPMVPORT_TILE_COO ? band > 2 * (int64_t)nnz : band * vs > (int64_t)ch->slots * vs + ch->idx_bytes)
+    if (!cfg->band_all &&
+        (fmt == SPMVPORT_TILE_COO ? band > 2 * (int64_t)nnz : band * vs > (int64_t)ch->slots * vs + ch->idx_bytes))
         return;
     const int rule_fmt = ch->fmt;
     memset(ch, 0, sizeof *ch);
@@ -904,7 +906,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
-                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0};
+                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
@@ -948,6 +950,27 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             break;
         cfg.deferred = 1;
         st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
+    }
+    /* A band plan whose other tiles all lie within 7 diagonals makes them band tiles too, however many of their
+     * slots are holes, when that adds at most a tenth to the value slots: a CSR or COO tile in a band pass runs the
+     * pass tile after tile. On the 27-point stencil whose grid lines are not a multiple of 16 apart, a few hundred
+     * tiles at the grid's faces, where a diagonal is cut, held 29 or 5 entries in a band of 42 slots and stayed CSR
+     * or COO (stencil3d:27:70: 482 of 0.4M tiles, in 157 of 21438 tile rows); all band, 0.2% more slots, it ran
+     * 1.33x / 1.46x faster (f64 / f32; 0.84 -> 1.23x cuSPARSE in f32), :90 1.18 / 1.26x, :110 1.10 / 1.15x, dw8192
+     * (8% more slots) 1.69 / 1.53x (H200, session 32, run VH). Where other tiles stay, the pass is undone: t2dal_bci
+     * (239 CSR tiles left) ran 2-9% slower with band tiles taken where they fit. Scattered one-entry COO tiles (16
+     * slots for one entry) usually fail the tenth and stay COO. */
+    if (st == SPMV_STATUS_SUCCESS && cfg.band && z.hist_tiles[SPMVPORT_TILE_BAND] < z.tiles) {
+        const int64_t slots_before = z.slots;
+        for (int all = 1; all >= 0; all--) {
+            cfg.band_all = all;
+            if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
+            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
+                           cfg.deferred ? def_ptr : NULL, msg, msglen);
+            if (st != SPMV_STATUS_SUCCESS ||
+                (z.hist_tiles[SPMVPORT_TILE_BAND] == z.tiles && z.slots * 10 <= slots_before * 11))
+                break;
+        }
     }
     /* A plan with x by shuffles stores its ELL tiles as CSR (ADPT only): the shuffled loop takes a warp step only
      * where every group's tile is CSR, and an ELL tile beside a CSR one sends the whole warp down the formats' own
