@@ -625,8 +625,7 @@ Test(SUITE, amf_csr_long_folds_many_waves, .timeout = 600)
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:24", p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
         const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, NULL);
-        const char *sl = strstr(info.stats, "sub_lanes="), *un = strstr(info.stats, "uniform=");
-        cr_assert(sl && un && atoi(sl + 10) == dev.warp_size && atoi(un + 8) == 1,
+        cr_assert(support_stat(info.stats, "sub_lanes") == dev.warp_size && support_stat(info.stats, "uniform") == 1,
                   "fem3d:4:24: not the plan the test is for: %s", info.stats);
         double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, NULL, "fem3d:4:24", A, 0);
         cr_assert(r >= 0, "fem3d:4:24: %s", spmv_last_error(ctx));
@@ -652,10 +651,9 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
             o.tile_balance = v >= 2 ? 64 : 0;
             o.tile_csr_shuffle = 5;
             const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
-            const char *xs = strstr(info.stats, "csr_shuffle="), *inl = strstr(info.stats, "deferred_inline=");
-            const char *split = strstr(info.stats, "split_rows=");
-            cr_assert(xs && inl && split && atoi(xs + 12) == 16 && atoi(inl + 16) == (v % 2 == 0) &&
-                          (atoi(split + 11) > 0) == (v < 2),
+            cr_assert(support_stat(info.stats, "csr_shuffle") == 16 &&
+                          support_stat(info.stats, "deferred_inline") == (v % 2 == 0) &&
+                          (support_stat(info.stats, "split_rows") > 0) == (v < 2),
                       "fem3d:5:11 variant %d: not the plan the test is for: %s", v, info.stats);
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:11", A, 0);
             cr_assert(r >= 0, "fem3d:5:11 variant %d: %s", v, spmv_last_error(ctx));
@@ -698,8 +696,8 @@ Test(SUITE, tile_band_items_stencil27_all_band, .timeout = 600)
             spmv_plan_options_init(&o);
             o.tile_balance = balance[v];
             const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
-            const char *tiles = strstr(info.stats, ";tiles="), *band = strstr(info.stats, "band_tiles=");
-            cr_assert(tiles && band && atoll(tiles + 7) == atoll(band + 11), "not all band: %s", info.stats);
+            cr_assert(support_stat(info.stats, "tiles") == support_stat(info.stats, "band_tiles"), "not all band: %s",
+                      info.stats);
             double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:34", A, 0);
             cr_assert(r >= 0, "stencil3d:27:34, balance %d: %s", balance[v], spmv_last_error(ctx));
         }

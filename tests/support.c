@@ -322,3 +322,16 @@ void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const sp
     free(y0);
     free(y);
 }
+
+double support_stat(const char *stats, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "%s=", key);
+    const char *at = stats;
+    while ((at = strstr(at, pat)) != NULL) {
+        if (at == stats || at[-1] == ';') return strtod(at + strlen(pat), NULL);
+        at++;
+    }
+    cr_assert_fail("stats lack %s: %s", key, stats);
+    return -1;
+}

@@ -52,6 +52,9 @@ void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const sp
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 
+/* The value of `key` in a plan's stats ("k1=v1;k2=v2;..."), matched as a whole key; asserts it is there. */
+double support_stat(const char *stats, const char *key);
+
 /* A scratch path unique to this process: SPMVPORT_TEST_TMPDIR/<pid>-<tag>. */
 void support_tmp_path(char *buf, size_t len, const char *tag);
 

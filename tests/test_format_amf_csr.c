@@ -1081,16 +1081,6 @@ Test(amf_csr, update_values_with_duplicates)
 /* (e) statistics                                                                                       */
 /* ==================================================================================================== */
 
-static long long stat_value(const char *stats, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "%s=", key);
-    const char *at = stats;
-    while ((at = strstr(at, pat)) != NULL && at != stats && at[-1] != ';') at++;
-    cr_assert(at != NULL, "stats lack %s: %s", key, stats);
-    return atoll(at + strlen(pat));
-}
-
 Test(amf_csr, plan_info_stats)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -1102,18 +1092,18 @@ Test(amf_csr, plan_info_stats)
     cr_assert_eq(info.format, SPMV_FORMAT_AMF_CSR);
     const char *keys[] = {"T_s", "T_l", "folded_rows", "avg_rows_per_fold", "long_rows", "sub_blocks", "win_cap",
                           "uniform"};
-    for (int i = 0; i < 8; i++) stat_value(info.stats, keys[i]);
+    for (int i = 0; i < 8; i++) support_stat(info.stats, keys[i]);
     /* slot_use <= window_use <= 1: entries over the slots of every round, over the slots of the folds' windows */
     const char *su = strstr(info.stats, ";slot_use="), *wu = strstr(info.stats, ";window_use=");
     cr_assert(su != NULL && wu != NULL, "%s", info.stats);
     const double slot_use = atof(su + 10), window_use = atof(wu + 12);
     cr_assert(slot_use > 0 && slot_use <= window_use && window_use <= 1.0, "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "long_rows"), 7, "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "T_s"), plan->fd.params[AMF_P_T_S], "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "T_l"), plan->fd.params[AMF_P_T_L], "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "sub_blocks"), plan->fd.params[AMF_P_SUB_BLOCKS], "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "folded_rows") + 7, plan->fd.params[AMF_P_UNITS], "%s", info.stats);
-    cr_assert_eq(stat_value(info.stats, "uniform"), 0, "long rows: grouped sub-blocks: %s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "long_rows"), 7, "%s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "T_s"), plan->fd.params[AMF_P_T_S], "%s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "T_l"), plan->fd.params[AMF_P_T_L], "%s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "sub_blocks"), plan->fd.params[AMF_P_SUB_BLOCKS], "%s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "folded_rows") + 7, plan->fd.params[AMF_P_UNITS], "%s", info.stats);
+    cr_assert_eq(support_stat(info.stats, "uniform"), 0, "long rows: grouped sub-blocks: %s", info.stats);
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(L);
     spmv_context_destroy(ctx);

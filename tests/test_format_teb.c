@@ -193,19 +193,6 @@ Test(teb, histogram_search_equals_plain_merge)
     }
 }
 
-static double stat_value(const char *stats, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "%s=", key);
-    const char *p = stats;
-    while ((p = strstr(p, pat)) != NULL) {
-        if (p == stats || p[-1] == ';') return atof(p + strlen(pat));
-        p++;
-    }
-    cr_assert_fail("stats \"%s\" lack key %s", stats, key);
-    return 0;
-}
-
 /* Every invariant of the layout of format_teb.h for one matrix and warp size. */
 static void check_invariants(const char *name, const spmv_matrix_t *A, int W, int teb_blocks)
 {
@@ -315,10 +302,10 @@ static void check_invariants(const char *name, const spmv_matrix_t *A, int W, in
         spmvport_teb_sim sim, from_arrays = {sq, max_nnz, nonempty_blocks};
         spmvport_teb_simulate(&t.h, bln, tf, rem, &sim);
         assert_sim_equal(&from_arrays, &sim, name);
-        double var = stat_value(fd.stats, "variance");
+        double var = support_stat(fd.stats, "variance");
         cr_assert(fabs(var - sq / (double)bln) <= 1e-5 * fmax(1.0, var), "%s: variance %g vs %g", name, var,
                   sq / (double)bln);
-        cr_assert_eq((int64_t)stat_value(fd.stats, "block_nnz_max"), max_nnz, "%s", name);
+        cr_assert_eq((int64_t)support_stat(fd.stats, "block_nnz_max"), max_nnz, "%s", name);
         free(rem);
         free(lengths);
         hist_free(&t);
@@ -376,7 +363,7 @@ Test(teb, long_rows_leave_the_thread)
                      spmv_last_error(ctx));
         spmv_plan_info_t info;
         spmv_plan_get_info(plan, &info);
-        cr_assert(stat_value(info.stats, cases[i].key) > 0, "%s: %s", cases[i].spec, info.stats);
+        cr_assert(support_stat(info.stats, cases[i].key) > 0, "%s: %s", cases[i].spec, info.stats);
         spmv_plan_destroy(plan);
         spmv_matrix_destroy(A);
     }
@@ -466,13 +453,13 @@ Test(teb, plan_info_stats)
     cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
     cr_assert_eq(info.format, SPMV_FORMAT_TEB);
     cr_assert(info.deterministic);
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) stat_value(info.stats, keys[i]);
-    double k = stat_value(info.stats, "k");
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) support_stat(info.stats, keys[i]);
+    double k = support_stat(info.stats, "k");
     cr_assert(k == 1.005 || k == 1.01 || k == 1.03, "k = %g", k);
-    cr_assert(stat_value(info.stats, "blocks") >= 2, "%s", info.stats);
-    cr_assert(stat_value(info.stats, "max_over_mean") >= 1.0, "%s", info.stats);
+    cr_assert(support_stat(info.stats, "blocks") >= 2, "%s", info.stats);
+    cr_assert(support_stat(info.stats, "max_over_mean") >= 1.0, "%s", info.stats);
     /* device bytes: values, column indices, row_ptr, row_orig, blocks + 1 starts, 4 tier fields per block */
-    int64_t blocks = (int64_t)stat_value(info.stats, "blocks");
+    int64_t blocks = (int64_t)support_stat(info.stats, "blocks");
     size_t expect = (size_t)info.nnz * 12 + (size_t)(2 * (int64_t)info.m + 1) * 4 + (size_t)(blocks + 1) * 4 +
                     (size_t)blocks * 16;
     cr_assert_eq(info.device_bytes, expect, "device_bytes %zu vs %zu", info.device_bytes, expect);

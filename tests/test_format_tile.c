@@ -17,8 +17,6 @@
 
 #define TD SPMVPORT_TILE_DIM
 
-static long long stat_value(const char *stats, const char *key);
-
 static spmv_plan_options_t tile_options(int warp_size, int variant, int deferred, int balance)
 {
     spmv_plan_options_t opt;
@@ -281,7 +279,7 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
                 cr_assert_eq(spmv_plan_create(&plan, ctx, which[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
                 cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
                 const int want = force ? force == 1 : k == 0;
-                cr_assert_eq(stat_value(info.stats, "deferred_inline"), want, "%s, option %d: %s",
+                cr_assert_eq(support_stat(info.stats, "deferred_inline"), want, "%s, option %d: %s",
                              k ? "one long row" : "graph", force, info.stats);
                 spmv_plan_destroy(plan);
                 check_invariants(which[k], &o, k ? "one long row" : "graph");
@@ -311,8 +309,8 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
     spmv_plan_info_t info;
     cr_assert_eq(spmv_plan_create(&plan, ctx, F, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-    cr_assert(stat_value(info.stats, "deferred") == 1 && stat_value(info.stats, "band_batch") == 0 &&
-                  stat_value(info.stats, "band_tiles") == 0,
+    cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "band_batch") == 0 &&
+                  support_stat(info.stats, "band_tiles") == 0,
               "fem3d:3:12, automatic: %s", info.stats);
     spmv_plan_destroy(plan);
     check_invariants(F, &o, "fem, automatic");
@@ -403,7 +401,7 @@ Test(tile_variants, wide_csr_plans_balance_to_32)
         dev.backend = SPMV_BACKEND_CUDA, dev.multiprocessors = 1;
         build_layout(&fd, i == 0 ? F : U, 32, &o, &dev);
         const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], tiles = fd.params[SPMVPORT_TILE_P_TILES];
-        const int64_t avg15 = (3 * tiles + 2 * rows - 1) / (2 * rows), csr = stat_value(fd.stats, "csr_tiles");
+        const int64_t avg15 = (3 * tiles + 2 * rows - 1) / (2 * rows), csr = support_stat(fd.stats, "csr_tiles");
         cr_assert(fd.params[SPMVPORT_TILE_P_BAND_BATCH] == 0 && (2 * csr >= tiles) == (i == 0) &&
                       (i == 0 ? avg15 > 16 && avg15 <= 32 : avg15 > 32),
                   "case %d: not the plan the test is for: %s", i, fd.stats);
@@ -870,12 +868,12 @@ Test(tile_invariants, band_plan_makes_every_near_tile_band)
         spmv_plan_options_t o = tile_options(w, 0, 0, 0);
         spmvport_format_data fd;
         build_layout(&fd, S, w, &o, NULL);
-        cr_assert_eq(stat_value(fd.stats, "band_tiles"), fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
+        cr_assert_eq(support_stat(fd.stats, "band_tiles"), fd.params[SPMVPORT_TILE_P_TILES], "%s", fd.stats);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "a band plan (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         build_layout(&fd, X, w, &o, NULL);
         cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 4, "a band plan (%s)", fd.stats);
-        cr_assert_gt(stat_value(fd.stats, "coo_tiles"), m / 16, "scattered entries stay COO (%s)", fd.stats);
+        cr_assert_gt(support_stat(fd.stats, "coo_tiles"), m / 16, "scattered entries stay COO (%s)", fd.stats);
         spmvport_format_data_free(&fd);
         check_invariants(S, &o, "stencil3d:27:34, every tile band");
         check_invariants(X, &o, "stencil3d:27:34 + scattered");
@@ -907,8 +905,8 @@ Test(tile_invariants, band_plan_needs_band_nonzeros)
     build_layout(&fd, A, 32, &o, NULL);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_TILES], 3 * 32, "%s", fd.stats);
     cr_assert_eq(fd.params[SPMVPORT_TILE_P_BAND_BATCH], 0, "not a band plan (%s)", fd.stats);
-    cr_assert_eq(stat_value(fd.stats, "band_tiles"), 0, "%s", fd.stats);
-    cr_assert_eq(stat_value(fd.stats, "dns_tiles"), 32, "%s", fd.stats);
+    cr_assert_eq(support_stat(fd.stats, "band_tiles"), 0, "%s", fd.stats);
+    cr_assert_eq(support_stat(fd.stats, "dns_tiles"), 32, "%s", fd.stats);
     spmvport_format_data_free(&fd);
     check_invariants(A, &o, "band candidates without the non-zeros");
     spmv_matrix_destroy(A);
@@ -943,12 +941,12 @@ Test(tile_invariants, csr_shuffle_flag)
             build_layout(&fd, cases[i].A, w, &o, NULL);
             const int on = (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0;
             cr_assert_eq(on, cases[i].on, "W %d, %s: %s", w, cases[i].what, fd.stats);
-            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"),
+            cr_assert_eq(support_stat(fd.stats, "csr_shuffle"),
                          !on ? 0 : (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3) ? 3 : 4, "%s",
                          fd.stats); /* no device here: never steps of 6 */
             cr_assert(on || !(fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEP3), "%s", fd.stats);
             if (i == 0 || i == 6) /* the default's rule: at least half the stored tiles CSR */
-                cr_assert_eq(2 * stat_value(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], i == 0, "%s",
+                cr_assert_eq(2 * support_stat(fd.stats, "csr_tiles") >= fd.params[SPMVPORT_TILE_P_TILES], i == 0, "%s",
                              fd.stats);
             spmvport_format_data_free(&fd);
         }
@@ -1043,9 +1041,9 @@ Test(tile_invariants, csr_step_rule)
                           (cases[i].tasks == 0 || fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].tasks),
                       "%s: not the plan the test is for (steps of 3): %s", cases[i].what, fd.stats);
             cr_assert_eq(spmvport_tile_shuffle_step(fl), cases[i].step, "%s: %s", cases[i].what, fd.stats);
-            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].step, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq(support_stat(fd.stats, "csr_shuffle"), cases[i].step, "%s: %s", cases[i].what, fd.stats);
             cr_assert_eq((fl & SPMVPORT_TILE_FLAG_REGS48) != 0, cases[i].regs48, "%s: %s", cases[i].what, fd.stats);
-            cr_assert_eq(stat_value(fd.stats, "regs48"), cases[i].regs48, "%s: %s", cases[i].what, fd.stats);
+            cr_assert_eq(support_stat(fd.stats, "regs48"), cases[i].regs48, "%s: %s", cases[i].what, fd.stats);
             cr_assert(!((fl & SPMVPORT_TILE_FLAG_CSR_STEP6) && (fl & SPMVPORT_TILE_FLAG_CSR_STEP9)), "%s", fd.stats);
             spmvport_format_data_free(&fd);
         }
@@ -1080,15 +1078,15 @@ Test(tile_invariants, short_last_wave_splits_rows)
             int64_t longest = 0;
             for (int64_t tr = 0; tr < rows; tr++)
                 if (ptr[tr + 1] - ptr[tr] > longest) longest = ptr[tr + 1] - ptr[tr];
-            cr_assert(rows == 432 && longest == 27 && stat_value(fd.stats, "csr_shuffle") > 0,
+            cr_assert(rows == 432 && longest == 27 && support_stat(fd.stats, "csr_shuffle") > 0,
                       "not the plan the test is for: %s", fd.stats);
             if (cases[i].split) {
-                cr_assert_eq(stat_value(fd.stats, "tbalance"), 9, "case %zu: %s", i, fd.stats);
+                cr_assert_eq(support_stat(fd.stats, "tbalance"), 9, "case %zu: %s", i, fd.stats);
                 cr_assert(tasks > 2 * rows && tasks <= 3 * rows, "case %zu: %s", i, fd.stats);
             } else if (!cases[i].cpu) {
                 cr_assert_eq(tasks, rows, "case %zu: whole tile rows expected: %s", i, fd.stats);
             } else {
-                cr_assert_eq(stat_value(fd.stats, "tbalance"), 8, "case %zu: the CPU's default: %s", i, fd.stats);
+                cr_assert_eq(support_stat(fd.stats, "tbalance"), 8, "case %zu: the CPU's default: %s", i, fd.stats);
             }
             spmvport_format_data_free(&fd);
         }
@@ -1125,7 +1123,7 @@ Test(tile_invariants, csr_step16_rule)
         const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
         cr_assert(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE, "%s case %zu: no x by shuffles: %s", cases[i].spec, i, fd.stats);
         cr_assert_eq(spmvport_tile_shuffle_step(fl), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
-        cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+        cr_assert_eq(support_stat(fd.stats, "csr_shuffle"), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
         cr_assert(!(fl & SPMVPORT_TILE_FLAG_CSR_STEP16) || !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3), "%s", fd.stats);
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
@@ -1148,7 +1146,7 @@ Test(tile_invariants, shuffled_plans_store_ell_as_csr)
             build_layout(&fd, F, w, &o, NULL);
             const int shuffled = (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) != 0;
             cr_assert_eq(shuffled, v != 1, "W %d, case %d: %s", w, v, fd.stats);
-            cr_assert_eq(stat_value(fd.stats, "ell_tiles") > 0, v != 0, "W %d, case %d: %s", w, v, fd.stats);
+            cr_assert_eq(support_stat(fd.stats, "ell_tiles") > 0, v != 0, "W %d, case %d: %s", w, v, fd.stats);
             spmvport_format_data_free(&fd);
             check_invariants(F, &o, "fem3d:4:10, ELL as CSR");
         }
@@ -1168,7 +1166,7 @@ Test(tile_invariants, csr_shuffle_step)
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(w, 0, 0, 0);
             build_layout(&fd, A, w, &o, NULL);
-            cr_assert_eq(stat_value(fd.stats, "csr_shuffle"), i == 0 ? 3 : 4, "%s, W %d: %s",
+            cr_assert_eq(support_stat(fd.stats, "csr_shuffle"), i == 0 ? 3 : 4, "%s, W %d: %s",
                          i == 0 ? "fem3d:3:13" : "bcsstk15", w, fd.stats);
             spmvport_format_data_free(&fd);
         }
@@ -1345,19 +1343,6 @@ Test(tile_update, values_with_repeated_entries)
 
 /* ---- (e): plan statistics -------------------------------------------------------------------------------------- */
 
-static long long stat_value(const char *stats, const char *key)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "%s=", key);
-    const char *at = stats;
-    while ((at = strstr(at, pat)) != NULL) {
-        if (at == stats || at[-1] == ';') return atoll(at + strlen(pat));
-        at++;
-    }
-    cr_assert_fail("stats lack %s: %s", key, stats);
-    return -1;
-}
-
 Test(tile_stats, histogram_tiles_deferred_index_bytes)
 {
     static const char *const names[] = {"csr", "coo", "ell", "hyb", "dns", "dnsrow", "dnscol", "band"};
@@ -1370,20 +1355,20 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
         cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
         cr_assert(info.deterministic == 1 && info.format == SPMV_FORMAT_TILE);
-        long long tiles = 0, nnz = 0, coo_tiles = stat_value(info.stats, "coo_tiles"),
-                  hyb_tiles = stat_value(info.stats, "hyb_tiles");
+        long long tiles = 0, nnz = 0, coo_tiles = support_stat(info.stats, "coo_tiles"),
+                  hyb_tiles = support_stat(info.stats, "hyb_tiles");
         for (int f = 0; f < 8; f++) {
             char key[32];
             snprintf(key, sizeof key, "%s_tiles", names[f]);
-            tiles += stat_value(info.stats, key);
+            tiles += support_stat(info.stats, key);
             snprintf(key, sizeof key, "%s_nnz", names[f]);
-            nnz += stat_value(info.stats, key);
+            nnz += support_stat(info.stats, key);
         }
         cr_assert_eq(nnz, info.nnz, "histogram non-zeros: %s", info.stats);
         /* with deferred COO the COO tiles leave the tiled part; the histogram still counts the selection */
-        cr_assert_eq(stat_value(info.stats, "tiles"), d > 0 ? tiles - coo_tiles : tiles, "%s", info.stats);
-        long long deferred = stat_value(info.stats, "deferred_nnz");
-        cr_assert(d > 0 ? deferred >= stat_value(info.stats, "coo_nnz") + hyb_tiles : deferred == 0, "%s", info.stats);
+        cr_assert_eq(support_stat(info.stats, "tiles"), d > 0 ? tiles - coo_tiles : tiles, "%s", info.stats);
+        long long deferred = support_stat(info.stats, "deferred_nnz");
+        cr_assert(d > 0 ? deferred >= support_stat(info.stats, "coo_nnz") + hyb_tiles : deferred == 0, "%s", info.stats);
         cr_assert(strstr(info.stats, "index_bytes_per_nnz=") != NULL, "%s", info.stats);
         double ib = atof(strstr(info.stats, "index_bytes_per_nnz=") + strlen("index_bytes_per_nnz="));
         cr_assert(ib > 0 && ib < 4.0, "index bytes per non-zero %g should be below CSR's 4 here: %s", ib, info.stats);

@@ -424,7 +424,7 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
         for (int i = 0; i < B; i++) { /* byte i, if its first nibble is one of the step's entries */
             if (2 * i - half < left && 2 * i - half < U) {
                 const unsigned b = port_ld_stream(bp + i);
-                if (i < WB) w |= (word)b << (8 * (i < WB ? i : 0));
+                if (i < WB) w |= (word)b << (8 * (i < WB ? i : 0)); /* the guard keeps i = WB's dead shift legal */
                 else last_byte = b;
             }
         }
