@@ -151,6 +151,62 @@ Test(format_choose, scattered_short_rows_in_l2)
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0]);
 }
 
+/* The stencil test on hand-made patterns beyond L2 (1 KiB), every row the same offsets (clipped at the matrix's
+ * edges): diagonals in runs of at most 7 that lie at least two tile widths apart take tile; a run of 8 adjacent
+ * diagonals, runs 28 apart (one tile can hold both: 63 diagonals) and 65 distinct diagonals do not. */
+static spmv_format_t choose_offsets(const int *off, int noff, int m)
+{
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)m * noff * sizeof *col);
+    double *val = malloc((size_t)m * noff * sizeof *val);
+    cr_assert(ptr && col && val);
+    int32_t nnz = 0;
+    ptr[0] = 0;
+    for (int i = 0; i < m; i++) {
+        for (int k = 0; k < noff; k++) {
+            const int c = i + off[k];
+            if (c >= 0 && c < m) col[nnz] = c, val[nnz++] = 1.0;
+        }
+        ptr[i + 1] = nnz;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = 1024;
+    const spmv_format_t f = spmvport_format_choose(A, &gpu);
+    spmv_matrix_destroy(A);
+    free(ptr), free(col), free(val);
+    return f;
+}
+
+Test(format_choose, stencil_diagonals_take_tile)
+{
+    const int m = 20000; /* the edges clip few entries: 8.7 a row on the 9-point pattern */
+    const int nine[] = {-1001, -1000, -999, -1, 0, 1, 999, 1000, 1001};
+    cr_assert_eq(choose_offsets(nine, 9, m), SPMV_FORMAT_TILE);
+    const int seven_run[] = {-300, -3, -2, -1, 0, 1, 2, 3, 300, 600}; /* a run of 7 and three single diagonals */
+    cr_assert_eq(choose_offsets(seven_run, 10, m), SPMV_FORMAT_TILE);
+    const int eight_run[] = {-300, -3, -2, -1, 0, 1, 2, 3, 4, 300};
+    cr_assert_neq(choose_offsets(eight_run, 10, m), SPMV_FORMAT_TILE, "a run of 8 adjacent diagonals");
+    const int near[] = {-31, -30, -29, -1, 0, 1, 29, 30, 31}; /* gaps of 28 < 2 tile widths: one run of 63 */
+    cr_assert_neq(choose_offsets(near, 9, m), SPMV_FORMAT_TILE, "runs closer than two tile widths");
+    const int apart[] = {-64, -63, -62, -1, 0, 1, 62, 63, 64}; /* gaps of 61 */
+    cr_assert_eq(choose_offsets(apart, 9, m), SPMV_FORMAT_TILE);
+    int many[65]; /* 65 distinct diagonals, 40 apart: one too many */
+    for (int k = 0; k < 65; k++) many[k] = (k - 32) * 40;
+    cr_assert_neq(choose_offsets(many, 65, m), SPMV_FORMAT_TILE, "65 diagonals");
+    cr_assert_eq(choose_offsets(many, 64, m), SPMV_FORMAT_TILE, "64 diagonals");
+
+    /* f64 only: in f32 tile was 0.95-1.21x the other choice (docs/performance.md, session 33) */
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:36", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = 1024;
+    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR, "f32 27-point stencil beyond L2");
+    spmv_matrix_destroy(A);
+}
+
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
@@ -159,8 +215,10 @@ Test(format_choose, gpu_rule_by_class)
         {"lp:20000:20000:5", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR}, /* short rows, x read scattered */
         {"uniform:20000:3", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR},
         {"uniform:20000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
-        {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
-        {"banded:3000:4", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* runs 10 apart: no band tiles */
+        {"stencil3d:27:36", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_VECTOR}, /* runs of 3, 34 apart: band tiles */
+        {"stencil2d:9:60", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_SCALAR},
+        {"banded:3000:4", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR}, /* 9 adjacent diagonals: no band tiles */
         {"banded:3000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"circuit:20000", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_AMF_CSR}, /* skewed, x read near the diagonal */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format_builders.h"
+#include "format_tile.h"
 #include "internal.h"
 
 void spmvport_format_data_free(spmvport_format_data *fd)
@@ -72,6 +73,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
+ *   GPU, f64 regular rows, average > 8, beyond L2, entries on  tile        (its band plan, every tile band since
+ *     a few diagonals in tight runs (stencil_diagonals: every                 session 32: 9- and 27-point stencils
+ *     tile a band tile)                                                       1.00-1.27x the choice below in f64;
+ *                                                                             f32 0.95-1.21x: not taken; sessions
+ *                                                                             32-33, runs VC-VH, WA)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
@@ -98,6 +104,96 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
+#define AUTO_STENCIL_MIN_AVG 8.0          /* band plans from 9 entries a row: 5- and 7-point stencils mixed (0.86-1.27x) */
+#define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
+
+/* Whether every entry lies on one of at most AUTO_STENCIL_DIAGONALS diagonals (offset c - r) and the offsets closer
+ * than two tile widths to each other span at most SPMVPORT_TILE_BAND_MAXND adjacent diagonals: then every 16x16 tile
+ * holds a run of at most that many diagonals, which tile stores as a band tile (values only, no index bytes) and
+ * runs as a band plan: a structured grid's stencil. Each thread collects its rows' offsets (a short sorted list),
+ * the lists are merged, and the scan stops as soon as one list overflows. */
+static int stencil_diagonals(const spmv_matrix_t *A)
+{
+    enum { CAP = AUTO_STENCIL_DIAGONALS };
+    int64_t all[CAP];
+    int nall = 0, over = 0;
+#ifdef _OPENMP
+#pragma omp parallel
+#endif
+    {
+        int64_t mine[CAP];
+        int n = 0;
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int32_t i = 0; i < A->m; i++) {
+            int stop;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            stop = over;
+            if (stop) continue; /* a thread overflowed: the answer is known */
+            for (int32_t k = A->row_ptr[i], next = 0; k < A->row_ptr[i + 1]; k++) {
+                const int64_t d = (int64_t)A->col_idx[k] - i;
+                if (next < n && mine[next] == d) { /* a row's offsets ascend, and rows repeat their pattern */
+                    next++;
+                    continue;
+                }
+                int lo = 0, hi = n; /* first offset >= d */
+                while (lo < hi) {
+                    const int mid = (lo + hi) / 2;
+                    if (mine[mid] < d) lo = mid + 1;
+                    else hi = mid;
+                }
+                next = lo + 1;
+                if (lo < n && mine[lo] == d) continue;
+                if (n == CAP) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                    over = 1;
+                    break; /* the next row reads the flag */
+                }
+                memmove(mine + lo + 1, mine + lo, (size_t)(n - lo) * sizeof *mine);
+                mine[lo] = d, n++;
+            }
+        }
+#ifdef _OPENMP
+#pragma omp critical(spmvport_stencil_diagonals)
+#endif
+        {
+            int stop;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+            stop = over;
+            for (int j = 0; j < n && !stop; j++) {
+                int lo = 0;
+                while (lo < nall && all[lo] < mine[j]) lo++;
+                if (lo < nall && all[lo] == mine[j]) continue;
+                if (nall == CAP) {
+                    stop = 1;
+                    break;
+                }
+                memmove(all + lo + 1, all + lo, (size_t)(nall - lo) * sizeof *all);
+                all[lo] = mine[j], nall++;
+            }
+            if (stop) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+                over = 1;
+            }
+        }
+    }
+    if (over || nall == 0) return 0;
+    for (int j = 0, first = 0; j < nall; j++) { /* runs: offsets closer than two tiles belong together */
+        if (j > 0 && all[j] - all[j - 1] >= 2 * SPMVPORT_TILE_DIM) first = j;
+        if (all[j] - all[first] + 1 > SPMVPORT_TILE_BAND_MAXND) return 0;
+    }
+    return 1;
+}
+
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
@@ -111,6 +207,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
+    if (gpu && A->precision == SPMV_F64 && regular && !in_l2 && avg > AUTO_STENCIL_MIN_AVG && stencil_diagonals(A))
+        return SPMV_FORMAT_TILE;
     if (regular && avg <= 12) {
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
         const int scattered = gpu && (!in_l2 || big_f64) &&
