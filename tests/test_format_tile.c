@@ -243,8 +243,8 @@ static void build_layout(spmvport_format_data *fd, const spmv_matrix_t *A, int w
                  SPMV_STATUS_SUCCESS, "%s", msg);
 }
 
-/* Automatic deferred COO (above the threshold) only with >= 4 COO tiles per tile row on average: a 3-D-stencil
- * pattern (2 one-entry COO tiles per tile row) keeps them, a scattered graph pattern defers them. */
+/* Automatic deferred COO (above the threshold) only with many COO tiles per tile row on average: a stencil
+ * pattern (its plan a band plan) keeps them, a scattered graph pattern defers them. */
 Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -317,6 +317,48 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
     spmv_matrix_destroy(F);
     spmv_matrix_destroy(S);
     spmv_matrix_destroy(G);
+    spmv_context_destroy(ctx);
+}
+
+/* Regular rows defer their COO tiles from 2 a tile row on average (their deferred part runs in the tile kernel),
+ * other rows from 4: FEM blocks of 6 unknowns on a 9-point grid side (3.1 COO tiles a tile row) defer; the same
+ * matrix with one row of 320 adjacent entries (longer than 2 x the average + 16; its 20 tiles are no COO tiles)
+ * keeps them. */
+Test(tile_variants, deferred_automatic_regular_rows_from_two_coo_tiles)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *F = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F, "fem3d:6:9", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    coo_list lr = {0};
+    const double *val = F->values;
+    for (int32_t i = 0; i < F->m; i++) {
+        for (int32_t k = F->row_ptr[i]; k < F->row_ptr[i + 1]; k++) push(&lr, i, F->col_idx[k], val[k]);
+        if (i == F->m / 2)
+            for (int32_t j = 0; j < 320; j++) push(&lr, i, j, 1.0); /* the FEM row's own columns lie far off */
+    }
+    spmv_matrix_t *L = from_list(&lr, F->m, F->n);
+    spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+    o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
+    const spmv_matrix_t *mats[2] = {F, L};
+    for (int k = 0; k < 2; k++) {
+        spmv_plan_options_t none = tile_options(32, 0, -1, 0);
+        spmv_plan_t *plan = NULL;
+        spmv_plan_info_t info;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &none), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        const double coo = support_stat(info.stats, "coo_tiles"), rows = support_stat(info.stats, "tile_rows");
+        cr_assert(coo >= 2 * rows && coo < 4 * rows, "%s: %g COO tiles in %g tile rows", k ? "long row" : "fem",
+                  coo, rows);
+        spmv_plan_destroy(plan);
+        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(support_stat(info.stats, "deferred"), k == 0, "%s: %s", k ? "long row" : "fem", info.stats);
+        spmv_plan_destroy(plan);
+        check_invariants(mats[k], &o, k ? "long row, automatic" : "fem3d:6:9, automatic");
+        support_check_format(ctx, SPMV_FORMAT_TILE, &o, k ? "long row" : "fem3d:6:9", mats[k], 0);
+    }
+    spmv_matrix_destroy(L);
+    spmv_matrix_destroy(F);
     spmv_context_destroy(ctx);
 }
 

@@ -50,8 +50,15 @@
 /* Automatic deferred COO also needs at least this many COO tiles per tile row on average: the deferred pass
  * costs ~20 bytes per matrix row whatever it holds (row pointer, y read and written, with beta = 1), ~320 bytes
  * per tile row, while a COO tile left in place costs one tile step (a 13-byte header, its entries, a lane loop
- * step), so a stencil's 2 one-entry COO tiles per tile row stay, a graph's dozens go. */
+ * step), so a stencil's 2 one-entry COO tiles per tile row stay, a graph's dozens go. Regular rows (longest <=
+ * 2 x average + 16) defer from 2: their deferred part runs in the tile kernel (no second launch, y written once),
+ * and each COO tile left in place is a warp step of a tile row's serial chain. H200 (session 33, run WC, on / off,
+ * f64 / f32 x cuSPARSE): FEM blocks of 5-6 unknowns with 3-3.7 COO tiles a tile row fem3d:5:22 0.88 / 1.06 ->
+ * 0.98 / 1.18, :5:24 (2.2) 0.95 / 1.06 -> 1.06 / 1.19, :6:20 0.93 / 1.02 -> 1.02 / 1.23; with the rule (runs WD, WE)
+ * 21 other FEM grids of 2-3.9 a tile row all 1.02-1.20x faster in f64; in f32 17 of them 1.03-1.19x, fem3d:6:27
+ * a tie, fem3d:7:30 and :7:34 (2.1 a tile row) 0.93x and 0.98x. */
 #define TILE_DEFERRED_COO_PER_TILE_ROW 4
+#define TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR 2
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol", "band"};
@@ -665,10 +672,20 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
     return (longest + TILE_TAIL_SPLIT_PARTS - 1) / TILE_TAIL_SPLIT_PARTS;
 }
 
-/* The automatic deferral's condition: COO tiles many per tile row (see the builder). */
-static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z)
+/* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows. */
+static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z, int regular)
 {
-    return coo_tiles >= TILE_DEFERRED_COO_PER_TILE_ROW * z->tile_rows;
+    return coo_tiles >=
+           (regular ? TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR : TILE_DEFERRED_COO_PER_TILE_ROW) * z->tile_rows;
+}
+
+/* Whether every row is at most 2 x the average + 16 long (AUTO's regular rows, spmvport_format_choose). */
+static int regular_rows(const spmv_matrix_t *A)
+{
+    int64_t longest = 0;
+    for (int32_t i = 0; i < A->m; i++)
+        if (A->row_ptr[i + 1] - A->row_ptr[i] > longest) longest = A->row_ptr[i + 1] - A->row_ptr[i];
+    return A->m == 0 || (double)longest <= 2.0 * A->nnz / A->m + 16.0;
 }
 
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
@@ -908,6 +925,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
                     opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
+    const int regular = auto_deferred && regular_rows(A);
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
@@ -935,7 +953,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             /* the automatic deferral below, decided now from this pass's COO choices before BAND replacements
              * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
              * blocks: three passes over the matrix, was four) */
-            if (auto_deferred && many_coo_tiles(z.rule_coo, &z)) cfg.deferred = 1;
+            if (auto_deferred && many_coo_tiles(z.rule_coo, &z, regular)) cfg.deferred = 1;
             if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
@@ -944,7 +962,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
          * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out. Decided after
          * the band choice: a band candidate (a corner tile with holes) that ends up COO counts as COO here
          * (fem3d:3:48's 15.6 corner tiles a tile row: deferred, as before band tiles with holes). */
-        const int many_coo = many_coo_tiles(z.hist_tiles[SPMVPORT_TILE_COO], &z);
+        const int many_coo = many_coo_tiles(z.hist_tiles[SPMVPORT_TILE_COO], &z, regular);
         if (!auto_deferred || cfg.deferred ||
             !(st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo)))
             break;
