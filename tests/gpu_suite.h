@@ -663,6 +663,24 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* The default plan of FEM blocks of 6 unknowns above the deferral's threshold (fem3d:6:15, 3M entries, 3.4 COO
+ * tiles a tile row: regular rows defer from 2): deferred COO inside the tile kernel, both precisions. */
+Test(SUITE, tile_deferred_fem_blocks_of_6, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:6:15", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "deferred_inline") == 1,
+                  "fem3d:6:15: not the plan the test is for: %s", info.stats);
+        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:6:15", A, 0);
+        cr_assert(r >= 0, "fem3d:6:15: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* Steps of 9 in f32 at 1536 threads an SM (no REGS48): fem3d:3:40's 12000 tasks take more than 2 waves of the
  * warps resident at 1280 threads on a GPU of up to 132 multiprocessors; tile_csr_shuffle_fem has the 1280 kernel. */
 Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)
