@@ -197,13 +197,8 @@ static int stencil_diagonals(const spmv_matrix_t *A)
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
-    int32_t longest = 0;
-    for (int32_t i = 0; i < A->m; i++) {
-        int32_t len = A->row_ptr[i + 1] - A->row_ptr[i];
-        if (len > longest) longest = len;
-    }
     const double avg = (double)A->nnz / A->m;
-    const int regular = longest <= 2.0 * avg + 16.0, gpu = dev->backend != SPMV_BACKEND_CPU;
+    const int regular = spmvport_rows_regular(A), gpu = dev->backend != SPMV_BACKEND_CPU;
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;

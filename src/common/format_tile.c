@@ -679,14 +679,6 @@ static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z, int regular)
            (regular ? TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR : TILE_DEFERRED_COO_PER_TILE_ROW) * z->tile_rows;
 }
 
-/* Whether every row is at most 2 x the average + 16 long (AUTO's regular rows, spmvport_format_choose). */
-static int regular_rows(const spmv_matrix_t *A)
-{
-    int64_t longest = 0;
-    for (int32_t i = 0; i < A->m; i++)
-        if (A->row_ptr[i + 1] - A->row_ptr[i] > longest) longest = A->row_ptr[i + 1] - A->row_ptr[i];
-    return A->m == 0 || (double)longest <= 2.0 * A->nnz / A->m + 16.0;
-}
 
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
  * entries: instructions) and at most 5% more steps (each about a memory round trip) over the plan's warp steps,
@@ -925,7 +917,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
                     opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
-    const int regular = auto_deferred && regular_rows(A);
+    const int regular = auto_deferred && spmvport_rows_regular(A);
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);

@@ -121,5 +121,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
  * allocated. At least SPMVPORT_X_SCATTERED: scattered (amf_csr's lanes, the automatic format choice). */
 double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len);
 #define SPMVPORT_X_SCATTERED 0.6
+/* Whether A's rows are regular: the longest at most 2 x the average + 16 (src/common/matrix.c; 1 without rows).
+ * The automatic format choice's split between regular and skewed rows, and tile's deferral rule. */
+int spmvport_rows_regular(const spmv_matrix_t *A);
 
 #endif /* SPMVPORT_INTERNAL_H */

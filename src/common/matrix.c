@@ -344,6 +344,14 @@ spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char *path)
 #define X_SECTOR_BYTES 32   /* the memory system's sector */
 #define X_OMP_MIN 65536     /* fewer rows stay serial */
 
+int spmvport_rows_regular(const spmv_matrix_t *A)
+{
+    int32_t longest = 0;
+    for (int32_t i = 0; i < A->m; i++)
+        if (A->row_ptr[i + 1] - A->row_ptr[i] > longest) longest = A->row_ptr[i + 1] - A->row_ptr[i];
+    return A->m == 0 || longest <= 2.0 * A->nnz / A->m + 16.0;
+}
+
 double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
 {
     const int64_t per_sector = X_SECTOR_BYTES / (int64_t)spmvport_value_size(A->precision);
