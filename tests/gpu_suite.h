@@ -378,18 +378,6 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* The info of a plan of A in `format` with options o (the plan is destroyed again). */
-static spmv_plan_info_t plan_info(spmv_context_t *ctx, spmv_format_t format, const spmv_matrix_t *A,
-                                  const spmv_plan_options_t *o)
-{
-    spmv_plan_t *plan = NULL;
-    spmv_plan_info_t info;
-    cr_assert_eq(spmv_plan_create(&plan, ctx, A, format, o), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
-    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-    spmv_plan_destroy(plan);
-    return info;
-}
-
 /* hbp with more tasks than resident thread blocks: a thread block per task (the default, hbp_task_blocks = 0, and
  * 1) and the resident grid with its ticket and done counter (-1), on a circuit (partials, one column block) and with
  * narrow column blocks (a combine pass, staged windows), f64 and f32; the stats say which ran, and the checks
@@ -405,7 +393,7 @@ Test(SUITE, hbp_task_blocks, .timeout = 600)
             spmv_plan_options_init(&o);
             o.hbp_task_blocks = v % 3 - 1; /* -1, 0, 1 */
             o.hbp_block_cols = v < 3 ? 0 : 4096;
-            const spmv_plan_info_t pi = plan_info(ctx, SPMV_FORMAT_HBP, A, &o);
+            const spmv_plan_info_t pi = support_plan_info(ctx, SPMV_FORMAT_HBP, A, &o);
             cr_assert(strstr(pi.stats, o.hbp_task_blocks < 0 ? ";task_blocks=0;" : ";task_blocks=1;") != NULL,
                       "circuit:200000, hbp_task_blocks %d: %s", o.hbp_task_blocks, pi.stats);
             cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "circuit:200000", A, 0) >= 0, "%s",
@@ -549,7 +537,7 @@ static void check_mixed_band_plan(spmv_context_t *ctx, const spmv_matrix_t *A, i
     spmv_plan_options_t o;
     spmv_plan_options_init(&o);
     o.tile_balance = balance;
-    const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+    const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
     const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
     const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
     cr_assert(gt && bb && coo && band && atoi(gt + 12) == 1 && atoi(bb + 11) == 4 && atoi(coo + 10) > 0 &&
@@ -600,7 +588,7 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
             o.tile_balance = v == 2 || v == 3 ? 64 : 0;
             o.tile_csr_shuffle = v >= 6 ? (p ? 3 : 4) : v >= 4 ? 2 : 0;
             const int step = v >= 4 && v < 6 ? 6 : (v >= 6) == (p == 1) ? 3 : 9;
-            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             const char *xs = strstr(info.stats, "csr_shuffle="), *ell = strstr(info.stats, "ell_tiles=");
             const char *split = strstr(info.stats, "split_rows="), *r48 = strstr(info.stats, "regs48=");
             cr_assert(xs && ell && split && r48 && atoi(xs + 12) == step && atoi(ell + 10) == 0 &&
@@ -624,7 +612,7 @@ Test(SUITE, amf_csr_long_folds_many_waves, .timeout = 600)
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:24", p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
-        const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, NULL);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, NULL);
         cr_assert(support_stat(info.stats, "sub_lanes") == dev.warp_size && support_stat(info.stats, "uniform") == 1,
                   "fem3d:4:24: not the plan the test is for: %s", info.stats);
         double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, NULL, "fem3d:4:24", A, 0);
@@ -650,7 +638,7 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
             o.tile_deferred_inline = v % 2 ? -1 : 0;
             o.tile_balance = v >= 2 ? 64 : 0;
             o.tile_csr_shuffle = 5;
-            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             cr_assert(support_stat(info.stats, "csr_shuffle") == 16 &&
                           support_stat(info.stats, "deferred_inline") == (v % 2 == 0) &&
                           (support_stat(info.stats, "split_rows") > 0) == (v < 2),
@@ -671,7 +659,7 @@ Test(SUITE, tile_deferred_fem_blocks_of_6, .timeout = 600)
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:6:15", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
-        const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
         cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "deferred_inline") == 1,
                   "fem3d:6:15: not the plan the test is for: %s", info.stats);
         double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:6:15", A, 0);
@@ -688,7 +676,7 @@ Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:40", SPMV_F32, 9), SPMV_STATUS_SUCCESS);
-    const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+    const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
     const char *xs = strstr(info.stats, "csr_shuffle="), *r48 = strstr(info.stats, "regs48=");
     const char *inl = strstr(info.stats, "deferred_inline=");
     cr_assert(xs && r48 && inl && atoi(xs + 12) == 9 && atoi(r48 + 7) == 0 && atoi(inl + 16) == 1,
@@ -699,45 +687,47 @@ Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* tile_band_items_kernel on a 27-point stencil whose grid (34) is not a multiple of 16 but whose faces' tiles all
- * lie within 7 diagonals: every tile band, among them tiles with more holes than entries (a diagonal cut by a face);
- * the default balance, 8 (split rows) and 32; f64 and f32. */
-Test(SUITE, tile_band_items_stencil27_all_band, .timeout = 600)
+/* tile_band_items_kernel on 27-point stencils whose grid is not a multiple of 16, f64 and f32, at the default
+ * balance, 8 (split rows) and 32. */
+static void check_stencil27_band_plans(const char *spec, int all_band)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     const int balance[3] = {0, 8, 32};
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:34", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_matrix_generate(&A, spec, p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
         for (int v = 0; v < 3; v++) {
+            if (!all_band) {
+                check_mixed_band_plan(ctx, A, balance[v], spec);
+                continue;
+            }
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
             o.tile_balance = balance[v];
-            const spmv_plan_info_t info = plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             cr_assert(support_stat(info.stats, "tiles") == support_stat(info.stats, "band_tiles"), "not all band: %s",
                       info.stats);
-            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, "stencil3d:27:34", A, 0);
-            cr_assert(r >= 0, "stencil3d:27:34, balance %d: %s", balance[v], spmv_last_error(ctx));
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, spec, A, 0);
+            cr_assert(r >= 0, "%s, balance %d: %s", spec, balance[v], spmv_last_error(ctx));
         }
         spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
 }
 
-/* tile_band_items_kernel on a 27-point stencil whose grid (30) is not a multiple of 16: ~16 tiles a tile row, with
- * CSR and COO tiles (diagonals with holes at the grid's faces, too many to be band tiles) in the band passes, which
- * then run tile after tile; the default balance (25) and 32 give passes after the first, 8 splits rows. */
+/* Grid 34: the faces' tiles all lie within 7 diagonals, so every tile is band, among them tiles with more holes
+ * than entries (a diagonal cut by a face). */
+Test(SUITE, tile_band_items_stencil27_all_band, .timeout = 600)
+{
+    check_stencil27_band_plans("stencil3d:27:34", 1);
+}
+
+/* Grid 30: ~16 tiles a tile row, with CSR and COO tiles (diagonals with holes at the grid's faces, too many to be
+ * band tiles) in the band passes, which then run tile after tile; the default balance (25) and 32 give passes after
+ * the first, 8 splits rows. */
 Test(SUITE, tile_band_items_stencil27, .timeout = 600)
 {
-    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
-    const int balance[3] = {0, 8, 32};
-    for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:30", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
-        for (int v = 0; v < 3; v++) check_mixed_band_plan(ctx, A, balance[v], "stencil3d:27:30");
-        spmv_matrix_destroy(A);
-    }
-    spmv_context_destroy(ctx);
+    check_stencil27_band_plans("stencil3d:27:30", 0);
 }
 
 /* tile_band_tasks_kernel on tasks of more than W tiles (a second header load per task): 41 shifted identities

@@ -335,3 +335,14 @@ double support_stat(const char *stats, const char *key)
     cr_assert_fail("stats lack %s: %s", key, stats);
     return -1;
 }
+
+spmv_plan_info_t support_plan_info(spmv_context_t *ctx, spmv_format_t format, const spmv_matrix_t *A,
+                                   const spmv_plan_options_t *o)
+{
+    spmv_plan_t *plan = NULL;
+    spmv_plan_info_t info;
+    cr_assert_eq(spmv_plan_create(&plan, ctx, A, format, o), SPMV_STATUS_SUCCESS, "%s", spmv_last_error(ctx));
+    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    spmv_plan_destroy(plan);
+    return info;
+}

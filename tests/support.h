@@ -52,6 +52,11 @@ void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const sp
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 
+/* Build a plan of A in `format` with options o (NULL: defaults), asserting success, and return its info (the plan
+ * is destroyed; info.stats is a copy). */
+spmv_plan_info_t support_plan_info(spmv_context_t *ctx, spmv_format_t format, const spmv_matrix_t *A,
+                                   const spmv_plan_options_t *o);
+
 /* The value of `key` in a plan's stats ("k1=v1;k2=v2;..."), matched as a whole key; asserts it is there. */
 double support_stat(const char *stats, const char *key);
 

@@ -112,13 +112,21 @@ Test(format_choose, x_sector_use)
  * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
  * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
  * amf_csr, short regular rows csr_scalar. */
+/* An H200-like CUDA device (32 lanes, 132 multiprocessors) whose L2 cache holds l2_bytes: 1024 puts every
+ * matrix beyond it, 60 MB is the H200's. */
+static spmv_device_info_t gpu_with_l2(size_t l2_bytes)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = l2_bytes;
+    return gpu;
+}
+
 /* AUTO on a GPU with a 60 MB L2 (the H200's) for each generated case, in its precision. */
 typedef struct { const char *spec; int f32; spmv_format_t want; } l2_case;
 static void check_choices_in_l2(const l2_case *cases, size_t n)
 {
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = (size_t)60 << 20;
+    const spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
     for (size_t i = 0; i < n; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].f32 ? SPMV_F32 : SPMV_F64, 42),
@@ -170,9 +178,7 @@ static spmv_format_t choose_offsets(const int *off, int noff, int m)
     }
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_create_csr(&A, m, m, nnz, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = 1024;
+    const spmv_device_info_t gpu = gpu_with_l2(1024);
     const spmv_format_t f = spmvport_format_choose(A, &gpu);
     spmv_matrix_destroy(A);
     free(ptr), free(col), free(val);
@@ -200,9 +206,7 @@ Test(format_choose, stencil_diagonals_take_tile)
     /* f64 only: in f32 tile was 0.95-1.21x the other choice (docs/performance.md, session 33) */
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:36", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.warp_size = 32, gpu.multiprocessors = 132, gpu.l2_bytes = 1024;
+    const spmv_device_info_t gpu = gpu_with_l2(1024);
     cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR, "f32 27-point stencil beyond L2");
     spmv_matrix_destroy(A);
 }
@@ -224,11 +228,7 @@ Test(format_choose, gpu_rule_by_class)
         {"circuit:20000", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_AMF_CSR}, /* skewed, x read near the diagonal */
         {"kron:12:16", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR},
         {"kron:14:4", SPMV_FORMAT_VENDOR, SPMV_FORMAT_AMF_CSR}}; /* power law of 7 a row: x read scattered */
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA;
-    gpu.warp_size = 32;
-    gpu.multiprocessors = 132;
+    spmv_device_info_t gpu = gpu_with_l2(1024);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 42), SPMV_STATUS_SUCCESS, "%s", cases[i].spec);

@@ -274,14 +274,10 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
             for (int force = -1; force <= 1; force++) {
                 spmv_plan_options_t o = tile_options(k ? 64 : 32, 0, 1, 0);
                 o.tile_deferred_inline = force;
-                spmv_plan_t *plan = NULL;
-                spmv_plan_info_t info;
-                cr_assert_eq(spmv_plan_create(&plan, ctx, which[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
-                cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+                const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, which[k], &o);
                 const int want = force ? force == 1 : k == 0;
                 cr_assert_eq(support_stat(info.stats, "deferred_inline"), want, "%s, option %d: %s",
                              k ? "one long row" : "graph", force, info.stats);
-                spmv_plan_destroy(plan);
                 check_invariants(which[k], &o, k ? "one long row" : "graph");
                 support_check_format(ctx, SPMV_FORMAT_TILE, &o, k ? "one long row" : "graph", which[k], 0);
             }
@@ -291,13 +287,8 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
     o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
     const spmv_matrix_t *mats[2] = {S, G};
     for (int k = 0; k < 2; k++) {
-        spmv_plan_t *plan = NULL;
-        spmv_plan_info_t info;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
-        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-        const char *d = strstr(info.stats, "deferred=");
-        cr_assert(d != NULL && atoi(d + strlen("deferred=")) == k, "%s: %s", k ? "graph" : "stencil", info.stats);
-        spmv_plan_destroy(plan);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, mats[k], &o);
+        cr_assert_eq(support_stat(info.stats, "deferred"), k, "%s: %s", k ? "graph" : "stencil", info.stats);
         check_invariants(mats[k], &o, k ? "graph, automatic" : "stencil, automatic");
     }
     /* FEM blocks: their 3-entry corner tiles (many a tile row) are band candidates with holes, but the plan is no
@@ -305,14 +296,10 @@ Test(tile_variants, deferred_automatic_needs_many_coo_tiles)
      * band choice */
     spmv_matrix_t *F = NULL;
     cr_assert_eq(spmv_matrix_generate(&F, "fem3d:3:12", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
-    spmv_plan_t *plan = NULL;
-    spmv_plan_info_t info;
-    cr_assert_eq(spmv_plan_create(&plan, ctx, F, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
-    cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+    const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, &o);
     cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "band_batch") == 0 &&
                   support_stat(info.stats, "band_tiles") == 0,
               "fem3d:3:12, automatic: %s", info.stats);
-    spmv_plan_destroy(plan);
     check_invariants(F, &o, "fem, automatic");
     spmv_matrix_destroy(F);
     spmv_matrix_destroy(S);
@@ -341,19 +328,13 @@ Test(tile_variants, deferred_automatic_regular_rows_from_two_coo_tiles)
     o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
     const spmv_matrix_t *mats[2] = {F, L};
     for (int k = 0; k < 2; k++) {
-        spmv_plan_options_t none = tile_options(32, 0, -1, 0);
-        spmv_plan_t *plan = NULL;
-        spmv_plan_info_t info;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &none), SPMV_STATUS_SUCCESS);
-        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
-        const double coo = support_stat(info.stats, "coo_tiles"), rows = support_stat(info.stats, "tile_rows");
+        const spmv_plan_options_t none = tile_options(32, 0, -1, 0);
+        const spmv_plan_info_t kept = support_plan_info(ctx, SPMV_FORMAT_TILE, mats[k], &none);
+        const double coo = support_stat(kept.stats, "coo_tiles"), rows = support_stat(kept.stats, "tile_rows");
         cr_assert(coo >= 2 * rows && coo < 4 * rows, "%s: %g COO tiles in %g tile rows", k ? "long row" : "fem",
                   coo, rows);
-        spmv_plan_destroy(plan);
-        cr_assert_eq(spmv_plan_create(&plan, ctx, mats[k], SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
-        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, mats[k], &o);
         cr_assert_eq(support_stat(info.stats, "deferred"), k == 0, "%s: %s", k ? "long row" : "fem", info.stats);
-        spmv_plan_destroy(plan);
         check_invariants(mats[k], &o, k ? "long row, automatic" : "fem3d:6:9, automatic");
         support_check_format(ctx, SPMV_FORMAT_TILE, &o, k ? "long row" : "fem3d:6:9", mats[k], 0);
     }
@@ -1392,10 +1373,7 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
     spmv_matrix_t *A = crafted(SPMV_F64, 4, 0);
     for (int d = -1; d <= 1; d += 2) {
         spmv_plan_options_t o = tile_options(32, 0, d, 0);
-        spmv_plan_t *plan = NULL;
-        spmv_plan_info_t info;
-        cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &o), SPMV_STATUS_SUCCESS);
-        cr_assert_eq(spmv_plan_get_info(plan, &info), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
         cr_assert(info.deterministic == 1 && info.format == SPMV_FORMAT_TILE);
         long long tiles = 0, nnz = 0, coo_tiles = support_stat(info.stats, "coo_tiles"),
                   hyb_tiles = support_stat(info.stats, "hyb_tiles");
@@ -1414,7 +1392,6 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
         cr_assert(strstr(info.stats, "index_bytes_per_nnz=") != NULL, "%s", info.stats);
         double ib = atof(strstr(info.stats, "index_bytes_per_nnz=") + strlen("index_bytes_per_nnz="));
         cr_assert(ib > 0 && ib < 4.0, "index bytes per non-zero %g should be below CSR's 4 here: %s", ib, info.stats);
-        spmv_plan_destroy(plan);
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);

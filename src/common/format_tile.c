@@ -679,7 +679,6 @@ static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z, int regular)
            (regular ? TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR : TILE_DEFERRED_COO_PER_TILE_ROW) * z->tile_rows;
 }
 
-
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
  * entries: instructions) and at most 5% more steps (each about a memory round trip) over the plan's warp steps,
  * else 4. A warp step is the G = W / 16 tiles its groups take together, and it lasts as long as the longest of

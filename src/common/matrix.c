@@ -335,14 +335,8 @@ spmv_status_t spmv_matrix_write_mtx(const spmv_matrix_t *A, const char *path)
 }
 
 /* ==================================================================================================== */
-/* How scattered the reads of x are                                                                     */
+/* Row-length profile                                                                                   */
 /* ==================================================================================================== */
-
-#define X_GROUP_ROWS 32     /* distinct x sectors per entry over groups of this many rows (a warp's 4-row folds) */
-#define X_GROUPS 1024       /* sampled at this many evenly spaced groups */
-#define X_GROUP_ENTRIES 1024 /* of at most this many entries each */
-#define X_SECTOR_BYTES 32   /* the memory system's sector */
-#define X_OMP_MIN 65536     /* fewer rows stay serial */
 
 int spmvport_rows_regular(const spmv_matrix_t *A)
 {
@@ -351,6 +345,16 @@ int spmvport_rows_regular(const spmv_matrix_t *A)
         if (A->row_ptr[i + 1] - A->row_ptr[i] > longest) longest = A->row_ptr[i + 1] - A->row_ptr[i];
     return A->m == 0 || longest <= 2.0 * A->nnz / A->m + 16.0;
 }
+
+/* ==================================================================================================== */
+/* How scattered the reads of x are                                                                     */
+/* ==================================================================================================== */
+
+#define X_GROUP_ROWS 32     /* distinct x sectors per entry over groups of this many rows (a warp's 4-row folds) */
+#define X_GROUPS 1024       /* sampled at this many evenly spaced groups */
+#define X_GROUP_ENTRIES 1024 /* of at most this many entries each */
+#define X_SECTOR_BYTES 32   /* the memory system's sector */
+#define X_OMP_MIN 65536     /* fewer rows stay serial */
 
 double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
 {
