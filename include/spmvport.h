@@ -407,8 +407,20 @@ typedef struct spmv_plan_options {
                                   * docs/formats/hbp.md "Thread blocks"), 1 = on, -1 = never (the ticket). Not with
                                   * hot columns (each block would copy them). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[3];             /* zero; room for more options without breaking the ABI (48 ints in all since
-                                  * 0.2.0; 0.1.0 had 32) */
+    /* SPMV_FORMAT_TILE: the per-tile selection rule's thresholds (docs/formats/tile.md "Selection"), 0.3.0 */
+    int tile_dense_percent;      /* a tile is Dense when its non-zeros are at least this percent of its area: 0 =
+                                  * 75 (the paper's), 1 .. 100, -1 = never by the rule. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int tile_coo_max;            /* a tile of at most this many non-zeros (and not Dense) is COO: 0 = 12 (the
+                                  * paper's), 1 .. 256, -1 = never by the rule. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int tile_ell_cv_percent;     /* a tile whose row lengths' coefficient of variation (std / mean) is at most
+                                  * this percent (and not Dense, COO, DenseRow, DenseCol) is ELL: 0 = 20 (the
+                                  * paper's 0.2), 1 .. 1000, -1 = never by the rule. HYB has no threshold: it
+                                  * is taken when it is the smallest payload in bytes. Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[16];            /* zero; room for more options without breaking the ABI (64 ints in all since
+                                  * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;
 
 /* Fill options with the defaults (all zero). */

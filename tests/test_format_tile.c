@@ -449,8 +449,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[20];
-    for (int i = 0; i < 20; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[26];
+    for (int i = 0; i < 26; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -471,7 +471,13 @@ Test(tile_variants, bad_options_rejected)
     bad[17].tile_deferred_inline = 1, bad[17].tile_inflight = 2; /* only the plain kernel has it */
     bad[18].tile_csr_shuffle = 6;
     bad[19].tile_csr_shuffle = -2;
-    for (int i = 0; i < 20; i++) {
+    bad[20].tile_dense_percent = 101;
+    bad[21].tile_dense_percent = -2;
+    bad[22].tile_coo_max = 257;
+    bad[23].tile_coo_max = -2;
+    bad[24].tile_ell_cv_percent = 1001;
+    bad[25].tile_ell_cv_percent = -2;
+    for (int i = 0; i < 26; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -785,6 +791,63 @@ Test(tile_invariants, crafted_selects_every_format)
         spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
+}
+
+/* The selection rule's thresholds are options: the paper's values by default (the same plan when set
+ * explicitly), each rule off with -1, and a larger COO bound or a smaller dense share moves tiles the way the
+ * rule says; the executor against the oracle and the invariants with changed thresholds. */
+static void tile_histogram(const spmv_matrix_t *A, const spmv_plan_options_t *o, int count[SPMVPORT_TILE_NFORMATS],
+                           char *stats, size_t len)
+{
+    spmvport_format_data fd;
+    build_layout(&fd, A, o->warp_size, o, NULL);
+    const uint8_t *fmt = fd.arrays[SPMVPORT_TILE_A_FMT].data;
+    memset(count, 0, SPMVPORT_TILE_NFORMATS * sizeof count[0]);
+    for (int64_t t = 0; t < fd.params[SPMVPORT_TILE_P_TILES]; t++) count[SPMVPORT_TILE_KIND(fmt[t])]++;
+    snprintf(stats, len, "%s", fd.stats);
+    spmvport_format_data_free(&fd);
+}
+
+Test(tile_variants, selection_thresholds_are_options)
+{
+    spmv_matrix_t *A = crafted(SPMV_F64, 3, 0);
+    int def[SPMVPORT_TILE_NFORMATS], c[SPMVPORT_TILE_NFORMATS];
+    char sdef[1024], st[1024];
+    spmv_plan_options_t o = tile_options(32, 0, -1, 0);
+    tile_histogram(A, &o, def, sdef, sizeof sdef);
+    cr_assert(strstr(sdef, "select=75/12/20;") != NULL, "%s", sdef);
+    o.tile_dense_percent = 75, o.tile_coo_max = 12, o.tile_ell_cv_percent = 20;
+    tile_histogram(A, &o, c, st, sizeof st);
+    cr_assert_str_eq(st, sdef);
+    cr_assert_arr_eq(c, def, sizeof def);
+    const int kinds[3] = {SPMVPORT_TILE_DENSE, SPMVPORT_TILE_COO, SPMVPORT_TILE_ELL};
+    for (int k = 0; k < 3; k++) {
+        o = tile_options(32, 0, -1, 0);
+        *(k == 0 ? &o.tile_dense_percent : k == 1 ? &o.tile_coo_max : &o.tile_ell_cv_percent) = -1;
+        tile_histogram(A, &o, c, st, sizeof st);
+        cr_assert(def[kinds[k]] > 0 && c[kinds[k]] == 0, "rule %d off: %d -> %d tiles (%s)", k, def[kinds[k]],
+                  c[kinds[k]], st);
+    }
+    o = tile_options(32, 0, -1, 0);
+    o.tile_coo_max = 256; /* every tile short of Dense is COO, or HYB where that is smaller */
+    tile_histogram(A, &o, c, st, sizeof st);
+    cr_assert(c[SPMVPORT_TILE_COO] > def[SPMVPORT_TILE_COO] && c[SPMVPORT_TILE_CSR] == 0 &&
+              c[SPMVPORT_TILE_ELL] == 0 && c[SPMVPORT_TILE_DENSE_ROW] == 0 && c[SPMVPORT_TILE_DENSE_COL] == 0, "%s", st);
+    o = tile_options(32, 0, -1, 0);
+    o.tile_dense_percent = 10; /* the CSR tiles (about 35 entries of 256) become Dense */
+    tile_histogram(A, &o, c, st, sizeof st);
+    cr_assert_gt(c[SPMVPORT_TILE_DENSE], def[SPMVPORT_TILE_DENSE], "%s", st);
+    spmv_matrix_destroy(A);
+
+    spmv_plan_options_t a = tile_options(64, 0, 1, 0), b = tile_options(32, 2, -1, 0), n = tile_options(32, 0, 0, 0);
+    a.tile_coo_max = 256, a.tile_dense_percent = 30, a.tile_ell_cv_percent = 100;
+    b.tile_coo_max = 4, b.tile_dense_percent = 100, b.tile_ell_cv_percent = 1000;
+    n.tile_coo_max = n.tile_dense_percent = n.tile_ell_cv_percent = -1;
+    check_corpus(&a, SPMV_F32);
+    check_corpus(&b, SPMV_F64);
+    check_corpus(&n, SPMV_F64);
+    invariants_over_corpus(&a, SPMV_F64);
+    invariants_over_corpus(&n, SPMV_F32);
 }
 
 /* A 5-point stencil (rows not a multiple of 16, an x line of 160): every tile is a band tile (identity tiles,

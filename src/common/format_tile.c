@@ -22,11 +22,13 @@
 
 #define TD SPMVPORT_TILE_DIM
 
-/* ---- selection thresholds (the public code's defaults) ------------------------------------------------------ */
-#define TILE_DENSE_NUM 3   /* Dense when nnz >= 3/4 of rowlen * collen */
-#define TILE_DENSE_DEN 4
-#define TILE_COO_MAX 12    /* COO when nnz <= 12 */
-#define TILE_ELL_CV2_INV 25 /* ELL when the row lengths' coefficient of variation <= 0.2, i.e. 25 cv^2 <= 1 */
+/* ---- selection thresholds (the public code's defaults; options tile_dense_percent, tile_coo_max, -------------
+ * tile_ell_cv_percent override them) */
+#define TILE_DENSE_PERCENT 75  /* Dense when nnz >= 75% of rowlen * collen */
+#define TILE_COO_MAX 12        /* COO when nnz <= 12 */
+#define TILE_ELL_CV_PERCENT 20 /* ELL when the row lengths' coefficient of variation (std / mean) <= 0.2 */
+#define TILE_MAX_COO_MAX (TD * TD)
+#define TILE_MAX_ELL_CV_PERCENT 1000
 #define TILE_DEFAULT_BALANCE 8
 #define TILE_BAND_BALANCE_MIN 16 /* the default for band plans with a task per group (the band items kernel): */
 #define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
@@ -129,6 +131,7 @@ typedef struct {
     int band;     /* BAND tiles (variant 0, tile_inflight automatic): then the kernel runs band batches */
     int no_ell;   /* a tile the rule makes ELL is CSR (plans with x by shuffles: see the builder) */
     int band_all; /* band plans: every tile within SPMVPORT_TILE_BAND_MAXND diagonals is BAND, holes or not */
+    int dense_percent, coo_max, ell_cv_percent; /* the rule's thresholds; -1 for dense and ELL: never */
 } tile_cfg;
 
 typedef struct {
@@ -193,11 +196,14 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     ch->col_mask = (uint16_t)col_mask;
     int fmt = SPMVPORT_TILE_CSR, width = maxrow;
     if (cfg->variant != 1) {
-        if ((int64_t)TILE_DENSE_DEN * nnz >= (int64_t)TILE_DENSE_NUM * area) fmt = SPMVPORT_TILE_DENSE;
-        else if (nnz <= TILE_COO_MAX) fmt = SPMVPORT_TILE_COO;
+        /* in integers, so the choice is exact: cv <= p / 100 is 10^4 (rows sum2 - nnz^2) <= p^2 nnz^2 */
+        const int64_t p = cfg->ell_cv_percent, nnz2 = (int64_t)nnz * nnz;
+        if (cfg->dense_percent > 0 && 100 * (int64_t)nnz >= (int64_t)cfg->dense_percent * area)
+            fmt = SPMVPORT_TILE_DENSE;
+        else if (nnz <= cfg->coo_max) fmt = SPMVPORT_TILE_COO;
         else if (rows_ok) fmt = SPMVPORT_TILE_DENSE_ROW;
         else if (cols_ok) fmt = SPMVPORT_TILE_DENSE_COL;
-        else if (TILE_ELL_CV2_INV * (rows * sum2 - (int64_t)nnz * nnz) <= (int64_t)nnz * nnz) fmt = SPMVPORT_TILE_ELL;
+        else if (p > 0 && 10000 * (rows * sum2 - nnz2) <= p * p * nnz2) fmt = SPMVPORT_TILE_ELL;
         /* HYB replaces the rule's choice when it is strictly the smallest of every applicable payload */
         int64_t best_other = (int64_t)nnz * vs + rows + (nnz + 1) / 2;                 /* CSR */
         int64_t b = (int64_t)nnz * (vs + 1);                                           /* COO */
@@ -549,6 +555,21 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_deferred_threshold);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_dense_percent < -1 || opt->tile_dense_percent > 100) {
+        spmvport_msg(msg, msglen, "tile: options.tile_dense_percent = %d; expected 0 (%d), 1 .. 100 or -1 (never)",
+                     opt->tile_dense_percent, TILE_DENSE_PERCENT);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_coo_max < -1 || opt->tile_coo_max > TILE_MAX_COO_MAX) {
+        spmvport_msg(msg, msglen, "tile: options.tile_coo_max = %d; expected 0 (%d), 1 .. %d or -1 (never)",
+                     opt->tile_coo_max, TILE_COO_MAX, TILE_MAX_COO_MAX);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->tile_ell_cv_percent < -1 || opt->tile_ell_cv_percent > TILE_MAX_ELL_CV_PERCENT) {
+        spmvport_msg(msg, msglen, "tile: options.tile_ell_cv_percent = %d; expected 0 (%d), 1 .. %d or -1 (never)",
+                     opt->tile_ell_cv_percent, TILE_ELL_CV_PERCENT, TILE_MAX_ELL_CV_PERCENT);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_balance < 0 || opt->tile_balance > TILE_MAX_BALANCE) {
         spmvport_msg(msg, msglen, "tile: options.tile_balance = %d; expected 0 (8) .. %d", opt->tile_balance,
                      TILE_MAX_BALANCE);
@@ -780,10 +801,11 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;select=%d/%d/%d;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
-                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->deferred, z->def_inline,
+                 cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->dense_percent, cfg->coo_max,
+                 cfg->ell_cv_percent, cfg->deferred, z->def_inline,
                  (long long)balance,
                  (long long)fd->params[SPMVPORT_TILE_P_INFLIGHT], (long long)fd->params[SPMVPORT_TILE_P_BAND_BATCH],
                  (long long)fd->params[SPMVPORT_TILE_P_BAND_TASKS],
@@ -914,7 +936,10 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int64_t threshold = opt->tile_deferred_threshold > 0 ? opt->tile_deferred_threshold
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
-                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0};
+                    opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0,
+                    opt->tile_dense_percent != 0 ? opt->tile_dense_percent : TILE_DENSE_PERCENT,
+                    opt->tile_coo_max > 0 ? opt->tile_coo_max : opt->tile_coo_max == 0 ? TILE_COO_MAX : 0,
+                    opt->tile_ell_cv_percent != 0 ? opt->tile_ell_cv_percent : TILE_ELL_CV_PERCENT};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     const int regular = auto_deferred && spmvport_rows_regular(A);
     cfg.deferred = opt->tile_deferred_coo == 1;

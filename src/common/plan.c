@@ -10,8 +10,9 @@
 
 /* The options keep their size when a field is added (a reserved slot is taken): the ABI of spmv_plan_options_t.
  * 0.1.0 had 32 ints; 0.2.0 (the soname follows major.minor before 1.0) grew it to 48 when the reserved slots ran
- * out. C99 has no static assertion; a negative array size stops the build. */
-typedef char spmvport_options_abi_check[sizeof(spmv_plan_options_t) == 48 * sizeof(int) ? 1 : -1];
+ * out, 0.3.0 to 64 (tile's three selection thresholds took the last three). C99 has no static assertion; a
+ * negative array size stops the build. */
+typedef char spmvport_options_abi_check[sizeof(spmv_plan_options_t) == 64 * sizeof(int) ? 1 : -1];
 
 spmv_status_t spmv_plan_options_init(spmv_plan_options_t *options)
 {

@@ -90,7 +90,7 @@ const char *spmv_status_string(spmv_status_t status)
     return "SPMV_STATUS_UNKNOWN";
 }
 
-const char *spmv_version_string(void) { return "0.2.0"; }
+const char *spmv_version_string(void) { return "0.3.0"; }
 
 /* ---- enum names ------------------------------------------------------------------------------------------ */
 
