@@ -104,14 +104,6 @@ Test(format_choose, x_sector_use)
     spmv_matrix_destroy(E);
 }
 
-/* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
- * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
- * 27-point stencil, uniform 16 a row) take amf_csr, and so do regular short rows whose columns are random (lp,
- * uniform 3 a row: x read scattered), while the stencils' short rows keep csr_scalar; skewed rows take amf_csr
- * where x is read near the diagonal (the circuit) and the vendor library where it is read scattered or the rows
- * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
- * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
- * amf_csr, short regular rows csr_scalar. */
 /* An H200-like CUDA device (32 lanes, 132 multiprocessors) whose L2 cache holds l2_bytes: 1024 puts every
  * matrix beyond it, 60 MB is the H200's. */
 static spmv_device_info_t gpu_with_l2(size_t l2_bytes)
@@ -211,6 +203,14 @@ Test(format_choose, stencil_diagonals_take_tile)
     spmv_matrix_destroy(A);
 }
 
+/* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
+ * L2 they are "large" (arrays far beyond the cache), where regular rows of more than 12 entries (FEM blocks, the
+ * 27-point stencil, uniform 16 a row) take amf_csr, and so do regular short rows whose columns are random (lp,
+ * uniform 3 a row: x read scattered), while the stencils' short rows keep csr_scalar; skewed rows take amf_csr
+ * where x is read near the diagonal (the circuit) and the vendor library where it is read scattered or the rows
+ * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
+ * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
+ * amf_csr, short regular rows csr_scalar. */
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {

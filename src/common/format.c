@@ -107,6 +107,22 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_AVG 8.0          /* band plans from 9 entries a row: 5- and 7-point stencils mixed (0.86-1.27x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 
+/* Put d into the ascending set (n of AUTO_STENCIL_DIAGONALS): its position, or -1 when the set is full without it. */
+static int offset_insert(int64_t *set, int *n, int64_t d)
+{
+    int lo = 0, hi = *n; /* first offset >= d */
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (set[mid] < d) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < *n && set[lo] == d) return lo;
+    if (*n == AUTO_STENCIL_DIAGONALS) return -1;
+    memmove(set + lo + 1, set + lo, (size_t)(*n - lo) * sizeof *set);
+    set[lo] = d, (*n)++;
+    return lo;
+}
+
 /* Whether every entry lies on one of at most AUTO_STENCIL_DIAGONALS diagonals (offset c - r) and the offsets closer
  * than two tile widths to each other span at most SPMVPORT_TILE_BAND_MAXND adjacent diagonals: then every 16x16 tile
  * holds a run of at most that many diagonals, which tile stores as a band tile (values only, no index bytes) and
@@ -114,14 +130,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  * the lists are merged, and the scan stops as soon as one list overflows. */
 static int stencil_diagonals(const spmv_matrix_t *A)
 {
-    enum { CAP = AUTO_STENCIL_DIAGONALS };
-    int64_t all[CAP];
+    int64_t all[AUTO_STENCIL_DIAGONALS];
     int nall = 0, over = 0;
 #ifdef _OPENMP
 #pragma omp parallel
 #endif
     {
-        int64_t mine[CAP];
+        int64_t mine[AUTO_STENCIL_DIAGONALS];
         int n = 0;
 #ifdef _OPENMP
 #pragma omp for schedule(static)
@@ -139,23 +154,15 @@ static int stencil_diagonals(const spmv_matrix_t *A)
                     next++;
                     continue;
                 }
-                int lo = 0, hi = n; /* first offset >= d */
-                while (lo < hi) {
-                    const int mid = (lo + hi) / 2;
-                    if (mine[mid] < d) lo = mid + 1;
-                    else hi = mid;
-                }
-                next = lo + 1;
-                if (lo < n && mine[lo] == d) continue;
-                if (n == CAP) {
+                const int at = offset_insert(mine, &n, d);
+                if (at < 0) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
                     over = 1;
                     break; /* the next row reads the flag */
                 }
-                memmove(mine + lo + 1, mine + lo, (size_t)(n - lo) * sizeof *mine);
-                mine[lo] = d, n++;
+                next = at + 1;
             }
         }
 #ifdef _OPENMP
@@ -167,17 +174,7 @@ static int stencil_diagonals(const spmv_matrix_t *A)
 #pragma omp atomic read
 #endif
             stop = over;
-            for (int j = 0; j < n && !stop; j++) {
-                int lo = 0;
-                while (lo < nall && all[lo] < mine[j]) lo++;
-                if (lo < nall && all[lo] == mine[j]) continue;
-                if (nall == CAP) {
-                    stop = 1;
-                    break;
-                }
-                memmove(all + lo + 1, all + lo, (size_t)(nall - lo) * sizeof *all);
-                all[lo] = mine[j], nall++;
-            }
+            for (int j = 0; j < n && !stop; j++) stop = offset_insert(all, &nall, mine[j]) < 0;
             if (stop) {
 #ifdef _OPENMP
 #pragma omp atomic write

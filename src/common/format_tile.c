@@ -131,7 +131,7 @@ typedef struct {
     int band;     /* BAND tiles (variant 0, tile_inflight automatic): then the kernel runs band batches */
     int no_ell;   /* a tile the rule makes ELL is CSR (plans with x by shuffles: see the builder) */
     int band_all; /* band plans: every tile within SPMVPORT_TILE_BAND_MAXND diagonals is BAND, holes or not */
-    int dense_percent, coo_max, ell_cv_percent; /* the rule's thresholds; -1 for dense and ELL: never */
+    int dense_percent, coo_max, ell_cv_percent; /* the rule's thresholds (the options'); -1: that rule never */
 } tile_cfg;
 
 typedef struct {
@@ -200,7 +200,7 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         const int64_t p = cfg->ell_cv_percent, nnz2 = (int64_t)nnz * nnz;
         if (cfg->dense_percent > 0 && 100 * (int64_t)nnz >= (int64_t)cfg->dense_percent * area)
             fmt = SPMVPORT_TILE_DENSE;
-        else if (nnz <= cfg->coo_max) fmt = SPMVPORT_TILE_COO;
+        else if (nnz <= cfg->coo_max) fmt = SPMVPORT_TILE_COO; /* -1: never (a tile has an entry) */
         else if (rows_ok) fmt = SPMVPORT_TILE_DENSE_ROW;
         else if (cols_ok) fmt = SPMVPORT_TILE_DENSE_COL;
         else if (p > 0 && 10000 * (rows * sum2 - nnz2) <= p * p * nnz2) fmt = SPMVPORT_TILE_ELL;
@@ -937,9 +937,9 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                                                                : TILE_DEFAULT_DEFERRED_THRESHOLD;
     tile_cfg cfg = {opt->tile_variant, 0, (int64_t)spmvport_value_size(A->precision),
                     opt->tile_variant == 0 && opt->tile_inflight == 0 && opt->tile_deferred_inline != 1, 0, 0,
-                    opt->tile_dense_percent != 0 ? opt->tile_dense_percent : TILE_DENSE_PERCENT,
-                    opt->tile_coo_max > 0 ? opt->tile_coo_max : opt->tile_coo_max == 0 ? TILE_COO_MAX : 0,
-                    opt->tile_ell_cv_percent != 0 ? opt->tile_ell_cv_percent : TILE_ELL_CV_PERCENT};
+                    opt->tile_dense_percent ? opt->tile_dense_percent : TILE_DENSE_PERCENT,
+                    opt->tile_coo_max ? opt->tile_coo_max : TILE_COO_MAX,
+                    opt->tile_ell_cv_percent ? opt->tile_ell_cv_percent : TILE_ELL_CV_PERCENT};
     const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
     const int regular = auto_deferred && spmvport_rows_regular(A);
     cfg.deferred = opt->tile_deferred_coo == 1;
