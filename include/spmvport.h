@@ -412,8 +412,9 @@ typedef struct spmv_plan_options {
                                   * 75 (the paper's), 1 .. 100, -1 = never by the rule. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     int tile_coo_max;            /* a tile of at most this many non-zeros (and not Dense) is COO: 0 = 12 (the
-                                  * paper's), 1 .. 256, -1 = never by the rule. Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+                                  * paper's), but 15 in plans of regular rows that defer COO tiles automatically
+                                  * (FEM blocks of 5 and 7 unknowns: their 15-entry fragments are deferred),
+                                  * 1 .. 256, -1 = never by the rule. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int tile_ell_cv_percent;     /* a tile whose row lengths' coefficient of variation (std / mean) is at most
                                   * this percent (and not Dense, COO, DenseRow, DenseCol) is ELL: 0 = 20 (the
                                   * paper's 0.2), 1 .. 1000, -1 = never by the rule. HYB has no threshold: it

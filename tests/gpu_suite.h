@@ -147,7 +147,8 @@ Test(SUITE, tile_inflight_variants, .timeout = 600)
 }
 
 /* tile with other selection thresholds (options.tile_dense_percent, tile_coo_max, tile_ell_cv_percent): COO- and
- * Dense-heavy plans (deferred COO off and on), and every rule off (CSR, HYB, DenseRow, DenseCol only). */
+ * Dense-heavy plans (deferred COO off and on), every rule off (CSR, HYB, DenseRow, DenseCol only), and the bound of
+ * 15 that regular rows deferring automatically take (FEM blocks of 5 unknowns). */
 Test(SUITE, tile_selection_thresholds, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -159,6 +160,18 @@ Test(SUITE, tile_selection_thresholds, .timeout = 600)
         o.tile_ell_cv_percent = v % 3 < 2 ? 100 : -1;
         o.tile_deferred_coo = v % 3 == 1 ? 1 : -1;
         support_check_corpus(ctx, SPMV_FORMAT_TILE, &o, v < 3 ? SPMV_F64 : SPMV_F32);
+    }
+    /* FEM blocks of 5 unknowns deferring automatically: COO tiles up to 15 entries (their 15-entry fragments) */
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *F = NULL;
+        cr_assert_eq(spmv_matrix_generate(&F, "fem3d:5:10", p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        o.tile_deferred_threshold = 1;
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, &o);
+        cr_assert(strstr(info.stats, "select=75/15/20;") != NULL, "fem3d:5:10: %s", info.stats);
+        support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:10, COO up to 15", F, 0);
+        spmv_matrix_destroy(F);
     }
     spmv_context_destroy(ctx);
 }

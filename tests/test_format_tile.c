@@ -343,6 +343,57 @@ Test(tile_variants, deferred_automatic_regular_rows_from_two_coo_tiles)
     spmv_context_destroy(ctx);
 }
 
+/* Regular rows that defer automatically take COO tiles up to 15 entries: FEM blocks of 5 unknowns' 3 x 5 and 5 x 3
+ * fragments (15 entries) leave the tiled part; blocks of 6 (no tile of 13-15 entries) keep the same tiles; an
+ * explicit tile_coo_max, a forced deferral, or rows that are not regular (a circuit) keep the bound they have. */
+Test(tile_variants, deferred_regular_rows_take_coo_up_to_15)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *F5 = NULL, *F6 = NULL, *C = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F5, "fem3d:5:10", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_generate(&F6, "fem3d:6:9", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_generate(&C, "circuit:20000", SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t o = tile_options(32, 0, 0, 0), o12, forced = tile_options(32, 0, 1, 0);
+    o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
+    o12 = o, o12.tile_coo_max = 12;
+    const spmv_matrix_t *fem[2] = {F5, F6};
+    for (int k = 0; k < 2; k++) {
+        const char *what = k ? "fem3d:6:9" : "fem3d:5:10";
+        const spmv_plan_info_t a = support_plan_info(ctx, SPMV_FORMAT_TILE, fem[k], &o);
+        const spmv_plan_info_t b = support_plan_info(ctx, SPMV_FORMAT_TILE, fem[k], &o12);
+        cr_assert(support_stat(a.stats, "deferred") == 1 && strstr(a.stats, "select=75/15/20;") != NULL, "%s: %s",
+                  what, a.stats);
+        cr_assert(support_stat(b.stats, "deferred") == 1 && strstr(b.stats, "select=75/12/20;") != NULL, "%s: %s",
+                  what, b.stats);
+        const double tiles[2] = {support_stat(a.stats, "tiles"), support_stat(b.stats, "tiles")};
+        const double coo[2] = {support_stat(a.stats, "coo_tiles"), support_stat(b.stats, "coo_tiles")};
+        if (k == 0)
+            cr_assert(tiles[0] < tiles[1] && coo[0] > coo[1] &&
+                          support_stat(a.stats, "deferred_nnz") > support_stat(b.stats, "deferred_nnz"),
+                      "%s: 15 -> 12: %s / %s", what, a.stats, b.stats);
+        else
+            cr_assert(tiles[0] == tiles[1] && coo[0] == coo[1], "%s: 15 -> 12: %s / %s", what, a.stats, b.stats);
+        check_invariants(fem[k], &o, what);
+        support_check_format(ctx, SPMV_FORMAT_TILE, &o, what, fem[k], 0);
+    }
+    const spmv_plan_info_t f = support_plan_info(ctx, SPMV_FORMAT_TILE, F5, &forced);
+    const spmv_plan_info_t c = support_plan_info(ctx, SPMV_FORMAT_TILE, C, &o);
+    cr_assert(strstr(f.stats, "select=75/12/20;") != NULL, "fem3d:5:10, forced: %s", f.stats);
+    cr_assert(support_stat(c.stats, "deferred") == 1 && strstr(c.stats, "select=75/12/20;") != NULL,
+              "circuit:20000: %s", c.stats);
+    spmv_plan_options_t w64 = o;
+    w64.warp_size = 64;
+    spmv_matrix_t *F5f = NULL;
+    cr_assert_eq(spmv_matrix_generate(&F5f, "fem3d:5:10", SPMV_F32, 3), SPMV_STATUS_SUCCESS);
+    check_invariants(F5f, &w64, "fem3d:5:10 f32, W = 64");
+    support_check_format(ctx, SPMV_FORMAT_TILE, &w64, "fem3d:5:10 f32, W = 64", F5f, 0);
+    spmv_matrix_destroy(F5f);
+    spmv_matrix_destroy(C);
+    spmv_matrix_destroy(F6);
+    spmv_matrix_destroy(F5);
+    spmv_context_destroy(ctx);
+}
+
 Test(tile_variants, every_multi_tile_row_split)
 {
     /* tbalance 1: every tile row with two or more tiles is split, one tile per task, carries everywhere */

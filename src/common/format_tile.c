@@ -61,6 +61,15 @@
  * a tie, fem3d:7:30 and :7:34 (2.1 a tile row) 0.93x and 0.98x. */
 #define TILE_DEFERRED_COO_PER_TILE_ROW 4
 #define TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR 2
+/* Plans of regular rows that defer automatically take COO tiles (so defer them) up to 15 entries, unless
+ * tile_coo_max is set: FEM blocks of 5 and 7 unknowns cut by the tile grid leave 3 x 5 and 5 x 3 fragments of 15
+ * entries, each a CSR tile step of a tile row's serial chain; deferred they join their rows' in-kernel CSR part.
+ * 15, not 16: a 16-entry tile in a FEM plan is a 4 x 4 piece (blocks of 4 whole, of 6 cut), and those lost 2-40%
+ * deferred (session 34, run X2); the fragments of blocks of 2, 3, 4 and 6 hold no 13-15 entries, so their plans do
+ * not change. H200 (session 35, run A1, x cuSPARSE 12 -> 15, f64 / f32): 14 grids of blocks of 5 and 7, geometric
+ * mean 1.012x faster, fem3d:5:38 1.00 / 0.98 -> 1.03 / 1.00-1.01, :5:42 1.02 / 1.00 -> 1.04-1.05 / 1.03, :5:35 f32
+ * 0.95 -> 0.98-0.99; slowest fem3d:5:29 f32 0.98x. */
+#define TILE_COO_MAX_DEFERRED_REGULAR 15
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol", "band"};
@@ -700,6 +709,14 @@ static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z, int regular)
            (regular ? TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR : TILE_DEFERRED_COO_PER_TILE_ROW) * z->tile_rows;
 }
 
+/* The automatic deferral taken: regular rows' plans take COO tiles up to TILE_COO_MAX_DEFERRED_REGULAR entries
+ * unless the option sets the bound (the count pass that follows applies it). */
+static void defer_automatically(tile_cfg *cfg, int regular, const spmv_plan_options_t *opt)
+{
+    cfg->deferred = 1;
+    if (regular && opt->tile_coo_max == 0) cfg->coo_max = TILE_COO_MAX_DEFERRED_REGULAR;
+}
+
 /* Entries a step of the shuffled CSR loop (tile_csr_shuffled): 3 where that takes fewer lane slots (steps x
  * entries: instructions) and at most 5% more steps (each about a memory round trip) over the plan's warp steps,
  * else 4. A warp step is the G = W / 16 tiles its groups take together, and it lasts as long as the longest of
@@ -969,7 +986,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             /* the automatic deferral below, decided now from this pass's COO choices before BAND replacements
              * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
              * blocks: three passes over the matrix, was four) */
-            if (auto_deferred && many_coo_tiles(z.rule_coo, &z, regular)) cfg.deferred = 1;
+            if (auto_deferred && many_coo_tiles(z.rule_coo, &z, regular)) defer_automatically(&cfg, regular, opt);
             if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
@@ -982,7 +999,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
         if (!auto_deferred || cfg.deferred ||
             !(st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo)))
             break;
-        cfg.deferred = 1;
+        defer_automatically(&cfg, regular, opt);
         st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
     }
     /* A band plan whose other tiles all lie within 7 diagonals makes them band tiles too, however many of their
