@@ -65,8 +65,8 @@
  * tile_coo_max is set: FEM blocks of 5 and 7 unknowns cut by the tile grid leave 3 x 5 and 5 x 3 fragments of 15
  * entries, each a CSR tile step of a tile row's serial chain; deferred they join their rows' in-kernel CSR part.
  * 15, not 16: a 16-entry tile in a FEM plan is a 4 x 4 piece (blocks of 4 whole, of 6 cut), and those lost 2-40%
- * deferred (session 34, run X2); the fragments of blocks of 2, 3, 4 and 6 hold no 13-15 entries, so their plans do
- * not change. H200 (session 35, run A1, x cuSPARSE 12 -> 15, f64 / f32): 14 grids of blocks of 5 and 7, geometric
+ * deferred (session 34, run X2); blocks of 2, 4 and 6 have no tile of 13-15 entries, so their plans do not change
+ * (blocks of 3 have some at a few odd grid sizes: fem3d:3:21, :27, :37, 6% of the tiles). H200 (session 35, run A1, x cuSPARSE 12 -> 15, f64 / f32): 14 grids of blocks of 5 and 7, geometric
  * mean 1.012x faster, fem3d:5:38 1.00 / 0.98 -> 1.03 / 1.00-1.01, :5:42 1.02 / 1.00 -> 1.04-1.05 / 1.03, :5:35 f32
  * 0.95 -> 0.98-0.99; slowest fem3d:5:29 f32 0.98x. */
 #define TILE_COO_MAX_DEFERRED_REGULAR 15
