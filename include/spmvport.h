@@ -420,7 +420,14 @@ typedef struct spmv_plan_options {
                                   * paper's 0.2), 1 .. 1000, -1 = never by the rule. HYB has no threshold: it
                                   * is taken when it is the smallest payload in bytes. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[16];            /* zero; room for more options without breaking the ABI (64 ints in all since
+    /* SPMV_FORMAT_TILE, 0.3.0 */
+    int tile_block_tasks;        /* each tile row split over this many warps of one thread block, their partial row
+                                  * sums added in shared memory in task order (no carries, no fix-up launch): 0 =
+                                  * automatic (docs/formats/tile.md "Block tasks"), -1 = never, 2 or 4 (at most the
+                                  * warps of a 128-thread block: 4 at W = 32, 2 at W = 64); only plans with x by
+                                  * shuffles in steps of 4 or 16 (no band tiles). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[15];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;
 

@@ -6,6 +6,7 @@
  * Which formats must work: every format the CPU backend builds (a research format that has landed has a CPU
  * executor), plus vendor. Formats not built yet must say SPMV_STATUS_NOT_SUPPORTED.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,6 +172,38 @@ Test(SUITE, tile_selection_thresholds, .timeout = 600)
         const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, &o);
         cr_assert(strstr(info.stats, "select=75/15/20;") != NULL, "fem3d:5:10: %s", info.stats);
         support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:10, COO up to 15", F, 0);
+        spmv_matrix_destroy(F);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* tile's block tasks (tile_block_tasks 2 and 4: a tile row's warps in one thread block, sums added in shared memory):
+ * the corpus, and FEM blocks of 5 through each of the eight kernels (deferred part inline or none, steps of 4 or
+ * 16), both precisions, the plan checked in the stats. */
+Test(SUITE, tile_block_tasks, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *F = NULL;
+        cr_assert_eq(spmv_matrix_generate(&F, "fem3d:5:10", prec, 3), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 8; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.tile_block_tasks = v & 1 ? 4 : 2;
+            o.tile_csr_shuffle = v & 2 ? 5 : 1; /* steps of 16, or the automatic step */
+            o.tile_deferred_coo = v & 4 ? -1 : 1;
+            o.tile_deferred_inline = v & 4 ? 0 : 1;
+            if (v < 2) support_check_corpus(ctx, SPMV_FORMAT_TILE, &o, prec);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, &o);
+            char key[32];
+            snprintf(key, sizeof key, "block_tasks=%d;", o.tile_block_tasks);
+            cr_assert(strstr(info.stats, key) != NULL && strstr(info.stats, "split_rows=0;") != NULL &&
+                          strstr(info.stats, v & 4 ? "deferred_inline=0;" : "deferred_inline=1;") != NULL &&
+                          (!(v & 2) || strstr(info.stats, "csr_shuffle=16;") != NULL),
+                      "fem3d:5:10, variant %d: %s", v, info.stats);
+            support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:10, block tasks", F, 0);
+        }
         spmv_matrix_destroy(F);
     }
     spmv_context_destroy(ctx);
@@ -616,6 +649,7 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
             o.tile_deferred_coo = 1;
             o.tile_deferred_inline = v % 2 ? -1 : 0;
             o.tile_balance = v == 2 || v == 3 ? 64 : 0;
+            o.tile_block_tasks = -1; /* steps of 3 and 9, split rows: not the block tasks' plans */
             o.tile_csr_shuffle = v >= 6 ? (p ? 3 : 4) : v >= 4 ? 2 : 0;
             const int step = v >= 4 && v < 6 ? 6 : (v >= 6) == (p == 1) ? 3 : 9;
             const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
@@ -667,6 +701,7 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
             o.tile_deferred_coo = 1;
             o.tile_deferred_inline = v % 2 ? -1 : 0;
             o.tile_balance = v >= 2 ? 64 : 0;
+            o.tile_block_tasks = -1; /* split rows with carries (tile_block_tasks runs steps of 16 with blocks) */
             o.tile_csr_shuffle = 5;
             const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
             cr_assert(support_stat(info.stats, "csr_shuffle") == 16 &&
@@ -682,7 +717,9 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
 }
 
 /* The default plan of FEM blocks of 6 unknowns above the deferral's threshold (fem3d:6:15, 3M entries, 3.4 COO
- * tiles a tile row: regular rows defer from 2): deferred COO inside the tile kernel, both precisions. */
+ * tiles a tile row: regular rows defer from 2): deferred COO inside the tile kernel, both precisions; under 2/3 of
+ * a wave of tile rows on a large GPU, with block tasks (their split weighted: the row's first task adds the deferred
+ * entries). */
 Test(SUITE, tile_deferred_fem_blocks_of_6, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);

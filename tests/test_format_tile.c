@@ -394,6 +394,67 @@ Test(tile_variants, deferred_regular_rows_take_coo_up_to_15)
     spmv_context_destroy(ctx);
 }
 
+/* Block tasks (tile_block_tasks 2 or 4): every tile row split over that many warps of one thread block, their sums
+ * added in task order, no carries. Over the corpus at both warp sizes (with the deferred part inline and not), on
+ * FEM blocks of 5 (the sub-wave grids it is for: x by shuffles, steps of 4), and where a plan cannot have them. */
+Test(tile_variants, block_tasks)
+{
+    spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, 1, 0), c = tile_options(32, 1, 1, 0);
+    a.tile_block_tasks = 4, b.tile_block_tasks = 2, c.tile_block_tasks = 2;
+    a.tile_csr_shuffle = b.tile_csr_shuffle = c.tile_csr_shuffle = 1; /* x by shuffles wherever there is no band */
+    b.tile_deferred_inline = 1;
+    check_corpus(&a, SPMV_F64);
+    check_corpus(&b, SPMV_F32);
+    check_corpus(&c, SPMV_F64);
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *F = NULL, *S = NULL, *F3 = NULL;
+        cr_assert_eq(spmv_matrix_generate(&F, "fem3d:5:10", prec, 3), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:7:20", prec, 3), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_matrix_generate(&F3, "fem3d:3:12", prec, 3), SPMV_STATUS_SUCCESS);
+        for (int k = 0; k < 3; k++) {
+            spmv_plan_options_t o = tile_options(k == 2 ? 64 : 32, 0, 0, 0);
+            o.tile_deferred_threshold = 1; /* FEM: deferred, inline */
+            o.tile_block_tasks = k == 1 ? 4 : 2;
+            spmvport_format_data fd;
+            build_layout(&fd, F, o.warp_size, &o, NULL);
+            const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            cr_assert(spmvport_tile_block_tasks(fl) == o.tile_block_tasks && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
+                          (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3),
+                      "fem3d:5:10, %d a tile row: %s", o.tile_block_tasks, fd.stats);
+            cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == o.tile_block_tasks * fd.params[SPMVPORT_TILE_P_TILE_ROWS] &&
+                          fd.params[SPMVPORT_TILE_P_SPLITS] == 0 && fd.arrays[SPMVPORT_TILE_A_CARRY].bytes == 0,
+                      "fem3d:5:10: %s", fd.stats);
+            char key[32];
+            snprintf(key, sizeof key, "block_tasks=%d;", o.tile_block_tasks);
+            cr_assert(strstr(fd.stats, key) != NULL, "%s", fd.stats);
+            spmvport_format_data_free(&fd);
+            check_invariants(F, &o, "fem3d:5:10, block tasks");
+            support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:10, block tasks", F, 0);
+            /* steps of 3 are not among the block tasks' kernels: a plan that would take them takes 4 */
+            build_layout(&fd, F3, o.warp_size, &o, NULL);
+            cr_assert(spmvport_tile_block_tasks(fd.params[SPMVPORT_TILE_P_FLAGS]) == o.tile_block_tasks &&
+                          strstr(fd.stats, "csr_shuffle=4;") != NULL, "fem3d:3:12: %s", fd.stats);
+            spmvport_format_data_free(&fd);
+            support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:3:12, block tasks", F3, 0);
+            /* a band plan has no x by shuffles, so no block tasks: the option changes nothing */
+            spmv_plan_options_t d = tile_options(o.warp_size, 0, 0, 0);
+            spmvport_format_data bd, dd;
+            build_layout(&bd, S, o.warp_size, &o, NULL);
+            build_layout(&dd, S, o.warp_size, &d, NULL);
+            cr_assert(spmvport_tile_block_tasks(bd.params[SPMVPORT_TILE_P_FLAGS]) == 1 &&
+                          strcmp(bd.stats, dd.stats) == 0, "stencil: %s / %s", bd.stats, dd.stats);
+            spmvport_format_data_free(&bd);
+            spmvport_format_data_free(&dd);
+        }
+        spmv_matrix_destroy(F3);
+        spmv_matrix_destroy(S);
+        spmv_matrix_destroy(F);
+    }
+    spmv_context_destroy(ctx);
+}
+
 Test(tile_variants, every_multi_tile_row_split)
 {
     /* tbalance 1: every tile row with two or more tiles is split, one tile per task, carries everywhere */
@@ -500,8 +561,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[26];
-    for (int i = 0; i < 26; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[30];
+    for (int i = 0; i < 30; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -528,7 +589,11 @@ Test(tile_variants, bad_options_rejected)
     bad[23].tile_coo_max = -2;
     bad[24].tile_ell_cv_percent = 1001;
     bad[25].tile_ell_cv_percent = -2;
-    for (int i = 0; i < 26; i++) {
+    bad[26].tile_block_tasks = 3;
+    bad[27].tile_block_tasks = 1;
+    bad[28].tile_block_tasks = -2;
+    bad[29].tile_block_tasks = 4, bad[29].warp_size = 64; /* a block of 128 threads holds 2 warps of 64 */
+    for (int i = 0; i < 30; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -675,6 +740,7 @@ static void check_tasks(const spmvport_format_data *fd, const char *what)
     const int32_t *split = fd->arrays[SPMVPORT_TILE_A_SPLIT].data;
     const int64_t tile_rows = fd->params[SPMVPORT_TILE_P_TILE_ROWS], tasks = fd->params[SPMVPORT_TILE_P_TASKS];
     const int64_t balance = fd->params[SPMVPORT_TILE_P_BALANCE];
+    const int bk = spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]); /* 1: no block tasks */
     int64_t w = 0, s = 0, carry = 0;
     cr_assert_eq(fd->arrays[SPMVPORT_TILE_A_TASK].bytes, (size_t)(3 * (tasks + 1)) * sizeof(int32_t), "%s", what);
     for (int64_t tr = 0; tr < tile_rows; tr++) {
@@ -686,7 +752,9 @@ static void check_tasks(const spmvport_format_data *fd, const char *what)
             w++;
         }
         cr_assert_eq(task[3 * w], ptr[tr + 1], "%s: tasks of tile row %lld end wrong", what, (long long)tr);
-        const int split_row = w - w0 > 1;
+        cr_assert(bk == 1 || w - w0 == bk, "%s: tile row %lld has %lld tasks, not %d", what, (long long)tr,
+                  (long long)(w - w0), bk);
+        const int split_row = w - w0 > 1 && bk == 1; /* block tasks add their sums in shared memory */
         if (split_row) {
             cr_assert(split[2 * s] == tr && split[2 * s + 1] == carry, "%s: split record %lld", what, (long long)s);
             s++;
@@ -1170,6 +1238,7 @@ Test(tile_invariants, csr_step_rule)
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(32, 0, 0, 0);
             o.tile_csr_shuffle = cases[i].option;
+            o.tile_block_tasks = -1; /* block tasks take steps of 4 or 16 (tile_invariants/block_tasks_rule) */
             if (cases[i].tasks == 412) o.tile_balance = 32; /* whole tile rows, also where 1-1.5 waves would split */
             if (!cases[i].fem) o.tile_variant = 1;
             build_layout(&fd, cases[i].fem ? F : X, 32, &o, cases[i].dev);
@@ -1209,6 +1278,7 @@ Test(tile_invariants, short_last_wave_splits_rows)
             dev.backend = cases[i].cpu ? SPMV_BACKEND_CPU : SPMV_BACKEND_CUDA;
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(32, 0, 0, cases[i].balance);
+            o.tile_block_tasks = -1; /* the split with carries, where block tasks are off */
             build_layout(&fd, A, 32, &o, &dev);
             const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], tasks = fd.params[SPMVPORT_TILE_P_TASKS];
             const int32_t *ptr = fd.arrays[SPMVPORT_TILE_A_PTR].data;
@@ -1235,6 +1305,46 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * lane slots than steps of 4 (fem3d:5:11: rows of up to 15 entries a tile), not in f64 nor on the CPU backend nor
  * where rows have 4, 8 or 12 entries a tile (fem3d:4:10: 16 a step would take about 1.6x the slots); option 5 forces
  * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. */
+/* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, mostly CSR) takes 4 tasks a tile row when
+ * its tile rows fit 2/3 of a wave of the warps the GPU holds at 1280 threads an SM (17 SMs: 680 at W = 32), none
+ * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400), none beyond (7: 280), on the CPU, with a
+ * balance asked for, or with the option at -1; at W = 64 a block holds 2 warps, so 2 under 2/3 of a wave too. Forced
+ * counts stand anywhere a plan has x by shuffles. */
+Test(tile_invariants, block_tasks_rule)
+{
+    const struct {
+        int sms, warp, cpu, balance, option, bk;
+    } cases[] = {{17, 32, 0, 0, 0, 4}, {11, 32, 0, 0, 0, 1}, {10, 32, 0, 0, 0, 2}, {7, 32, 0, 0, 0, 1},
+                 {17, 32, 1, 0, 0, 1}, {17, 32, 0, 9, 0, 1}, {17, 32, 0, 0, -1, 1}, {7, 32, 0, 0, 4, 4},
+                 {7, 32, 1, 0, 2, 2},  {34, 64, 0, 0, 0, 2}, {22, 64, 0, 0, 0, 1}, {20, 64, 0, 0, 0, 2},
+                 {14, 64, 0, 0, 0, 1}};
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:12", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            spmv_device_info_t dev;
+            memset(&dev, 0, sizeof dev);
+            dev.backend = cases[i].cpu ? SPMV_BACKEND_CPU : SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20;
+            dev.multiprocessors = cases[i].sms, dev.shared_mem_per_block = 48 * 1024;
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(cases[i].warp, 0, 0, cases[i].balance);
+            o.tile_block_tasks = cases[i].option;
+            build_layout(&fd, A, cases[i].warp, &o, &dev);
+            const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            cr_assert(rows == 432 && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE), "not the plan the test is for: %s",
+                      fd.stats);
+            cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk, "case %zu: %s", i, fd.stats);
+            if (cases[i].bk > 1)
+                cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].bk * rows &&
+                              fd.params[SPMVPORT_TILE_P_SPLITS] == 0 && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP3),
+                          "case %zu: %s", i, fd.stats);
+            check_tasks(&fd, "block tasks rule");
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(A);
+    }
+}
+
 Test(tile_invariants, csr_step16_rule)
 {
     spmv_device_info_t gpu, cpu;
@@ -1256,6 +1366,7 @@ Test(tile_invariants, csr_step16_rule)
         spmvport_format_data fd;
         spmv_plan_options_t o = tile_options(32, 0, 0, 0);
         o.tile_csr_shuffle = cases[i].option;
+        o.tile_block_tasks = -1; /* these small grids would take block tasks, which never take steps of 9 */
         build_layout(&fd, A, 32, &o, cases[i].dev);
         const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
         cr_assert(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE, "%s case %zu: no x by shuffles: %s", cases[i].spec, i, fd.stats);

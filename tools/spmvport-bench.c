@@ -258,7 +258,7 @@ static int parse_plan_option(bench_options *opt, const char *text)
         FIELD(warp_size), FIELD(lanes_per_row), FIELD(nnz_per_warp), FIELD(tile_variant), FIELD(tile_deferred_coo),
         FIELD(tile_deferred_threshold), FIELD(tile_balance), FIELD(tile_inflight), FIELD(tile_band_batch),
         FIELD(tile_band_tasks), FIELD(tile_csr_steps), FIELD(tile_group_tasks), FIELD(tile_deferred_inline), FIELD(tile_csr_shuffle),
-        FIELD(tile_dense_percent), FIELD(tile_coo_max), FIELD(tile_ell_cv_percent),
+        FIELD(tile_dense_percent), FIELD(tile_coo_max), FIELD(tile_ell_cv_percent), FIELD(tile_block_tasks),
         FIELD(hbp_block_rows), FIELD(hbp_block_cols),
         FIELD(hbp_combine), FIELD(hbp_grouping), FIELD(hbp_steps), FIELD(hbp_prefetch), FIELD(hbp_tails),
         FIELD(hbp_ctas), FIELD(hbp_hot), FIELD(hbp_unit_trips), FIELD(hbp_order), FIELD(hbp_task_blocks), FIELD(amf_fixed_fold), FIELD(amf_lanes), FIELD(amf_waves),

@@ -624,6 +624,13 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_inflight, opt->tile_band_tasks, opt->tile_group_tasks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->tile_block_tasks != 0 && opt->tile_block_tasks != -1 &&
+        ((opt->tile_block_tasks != 2 && opt->tile_block_tasks != 4) || opt->tile_block_tasks * warp_size > SPMVPORT_TILE_BLOCK)) {
+        spmvport_msg(msg, msglen, "tile: options.tile_block_tasks = %d; expected 0 (automatic), -1 (never), 2 or 4 "
+                     "(at most the %d warps of a thread block at warp size %d)",
+                     opt->tile_block_tasks, SPMVPORT_TILE_BLOCK / warp_size, warp_size);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
         spmvport_msg(msg, msglen, "tile: options.tile_inflight = %d; expected 0 (1), 1, 2 or 4", opt->tile_inflight);
         return SPMV_STATUS_INVALID_ARGUMENT;
@@ -633,15 +640,21 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
 
 static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y). */
-static int64_t tasks_of(int64_t k, int64_t balance) { return k <= balance ? 1 : (k + balance - 1) / balance; }
+/* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y); with block
+ * tasks (bk > 1, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4) exactly bk, some of them empty when k < bk. */
+static int64_t tasks_of(int64_t k, int64_t balance, int bk)
+{
+    return bk > 1 ? bk : k <= balance ? 1 : (k + balance - 1) / balance;
+}
 
+/* The task records (and split records: tile rows of several tasks that combine through carries). */
 static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, int32_t tile_rows, int64_t balance)
 {
     int64_t w = 0, s = 0, carry = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
-        const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance);
-        if (nt > 1) {
+        const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance, 1);
+        const int carries = nt > 1;
+        if (carries) {
             split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tr;
             split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
             s++;
@@ -649,7 +662,7 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
         for (int64_t j = 0; j < nt; j++, w++) { /* even shares: each <= ceil(k / nt) <= balance */
             task[3 * w + SPMVPORT_TILE_TASK_FIRST] = (int32_t)(first + k * j / nt);
             task[3 * w + SPMVPORT_TILE_TASK_ROW] = tr;
-            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = nt > 1 ? (int32_t)carry++ : -1;
+            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = carries ? (int32_t)carry++ : -1;
         }
     }
     task[3 * w + SPMVPORT_TILE_TASK_FIRST] = tile_ptr[tile_rows];
@@ -657,6 +670,43 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
     task[3 * w + SPMVPORT_TILE_TASK_CARRY] = -1;
     split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tile_rows;
     split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
+}
+
+/* Per-tile work of a block task beyond its value slots (header, row bounds, x, the format's branch), in slots. */
+#define TILE_BLOCK_TASK_TILE_SLOTS 64
+
+/* Block tasks: tile row tr's bk tasks (warps of one thread block, no carries) split its work evenly, counted as
+ * value slots (a tile's, plus TILE_BLOCK_TASK_TILE_SLOTS; the inline deferred entries, which the row's first task
+ * adds, one each). Not by tiles: within a tile row the tiles are grouped by format, so even tile counts gave the
+ * last task all of a FEM row's Dense tiles (blocks of 6 and 7 unknowns: 14-26% of the tiles, 2-3x a CSR tile's
+ * slots) while the other warps waited at the barrier. Returns the most tiles of a task (the stats' tbalance). */
+static int64_t fill_block_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, const int32_t *off,
+                                const int32_t *def_ptr, int64_t m, int32_t tile_rows, int bk)
+{
+    int64_t w = 0, most = 0;
+    for (int32_t tr = 0; tr < tile_rows; tr++) {
+        const int64_t first = tile_ptr[tr], last = tile_ptr[tr + 1];
+        const int64_t r0 = (int64_t)tr * TD, r1 = m - r0 < TD ? m : r0 + TD;
+        const int64_t def = def_ptr ? def_ptr[r1] - def_ptr[r0] : 0;
+        const int64_t total = def + (off[2 * last] - off[2 * first]) + TILE_BLOCK_TASK_TILE_SLOTS * (last - first);
+        int64_t t = first, done = def, prev = first; /* task j starts where j / bk of the work is done */
+        for (int j = 0; j < bk; j++, w++) {
+            while (j > 0 && t < last && done * bk < j * total)
+                done += off[2 * t + 2] - off[2 * t] + TILE_BLOCK_TASK_TILE_SLOTS, t++;
+            task[3 * w + SPMVPORT_TILE_TASK_FIRST] = (int32_t)t;
+            task[3 * w + SPMVPORT_TILE_TASK_ROW] = tr;
+            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = -1;
+            if (j > 0 && t - prev > most) most = t - prev;
+            prev = t;
+        }
+        if (last - prev > most) most = last - prev;
+    }
+    task[3 * w + SPMVPORT_TILE_TASK_FIRST] = tile_ptr[tile_rows];
+    task[3 * w + SPMVPORT_TILE_TASK_ROW] = tile_rows;
+    task[3 * w + SPMVPORT_TILE_TASK_CARRY] = -1;
+    split[SPMVPORT_TILE_SPLIT_ROW] = tile_rows;
+    split[SPMVPORT_TILE_SPLIT_CARRY] = 0;
+    return most;
 }
 
 /* ==============================================================================================================
@@ -700,6 +750,30 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
     for (int64_t tr = 0; tr < tile_rows; tr++)
         if (tile_ptr[tr + 1] - tile_ptr[tr] > longest) longest = tile_ptr[tr + 1] - tile_ptr[tr];
     return (longest + TILE_TAIL_SPLIT_PARTS - 1) / TILE_TAIL_SPLIT_PARTS;
+}
+
+/* Block tasks automatically (option tile_block_tasks 0), on a GPU, for the plans short_last_wave is about (x by
+ * shuffles, mostly CSR tiles, at least 18 tiles a tile row: FEM blocks of 4-7 unknowns), by the waves their whole
+ * tile rows take of the warps the GPU holds at 1280 threads an SM: up to 2/3 of a wave 4 tasks a tile row (2 at
+ * W = 64: the warps of a block), from 1 to 1.5 waves 2 (in place of 3 tasks with carries and a fix-up launch). Under
+ * a wave a tile row's warp was one long serial chain with much of the GPU idle, and a split with carries cost the
+ * fix-up launch (run WB); block tasks add their sums in shared memory. H200, session 36 (x cuSPARSE f64 / f32,
+ * block tasks off -> on; runs C2, E): 4 tasks: fem3d:5:19 (0.41 waves) 0.93-1.00 / 0.89-0.92 -> 1.11-1.12 / 1.03,
+ * :5:20 0.96-0.98 / 1.05-1.06 -> 1.14-1.15 / 1.13-1.15, :4:20 0.96 / 0.90-0.92 -> 1.01 / 1.06, :6:20 1.00 / 1.21 ->
+ * 1.12 / 1.27, :7:20 f32 0.89 -> 1.00, but :5:22 f32 1.19 -> 1.13; between 2/3 and 1 wave they were 2-8% slower
+ * (fem3d:5:25 0.92 waves, :6:23, :7:21, :7:22), so those plans keep whole tile rows. 2 tasks: :5:26 (1.04) 0.95 ->
+ * 1.08 in f32, :5:29 (1.44) 0.97 / 0.89 -> 1.06 / 0.98, :7:24 1.07 / 1.00 -> 1.13 / 1.10, :4:28 1.02 / 1.01 -> 1.10 /
+ * 1.09, but :6:26 f64 1.10 -> 1.05 and :7:25 f64 1.11 -> 1.09. Past 1.5 waves (fem3d:7:30, :5:38) block tasks were
+ * 2-7% slower. */
+static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size)
+{
+    if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || !mostly_csr(z) ||
+        z->tiles < TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows)
+        return 1;
+    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    const int warps = SPMVPORT_TILE_BLOCK / warp_size;
+    if (3 * z->tile_rows <= 2 * resident) return warps >= 4 ? 4 : 2;
+    return z->tile_rows > resident && 2 * z->tile_rows <= 3 * resident ? 2 : 1;
 }
 
 /* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows. */
@@ -816,9 +890,10 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
             a != SPMVPORT_TILE_A_DEF_SPLIT + SPMVPORT_LB_CARRY_ROW)
             index_bytes += fd->arrays[a].bytes;
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
+    /* block_tasks=K only where the plan has them: the pairs after it (the histogram) must fit plan info's 512 bytes */
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
-    spmvport_msg(s, cap, "variant=%s;select=%d/%d/%d;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;tiles=%lld;tile_rows=%lld;tasks=%lld;"
+    spmvport_msg(s, cap, "variant=%s;select=%d/%d/%d;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;%stiles=%lld;tile_rows=%lld;tasks=%lld;"
                  "split_rows=%lld;deferred_nnz=%lld;index_bytes_per_nnz=%.3f;payload_bytes_per_nnz=%.3f;"
                  "value_slots_per_nnz=%.3f",
                  cfg->variant == 1 ? "csr" : cfg->variant == 2 ? "adpt7" : "adpt", cfg->dense_percent, cfg->coo_max,
@@ -829,7 +904,11 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)(fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_STEPS),
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
                  spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]),
-                 (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_REGS48) != 0, (long long)z->tiles,
+                 (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_REGS48) != 0,
+                 spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]) == 4   ? "block_tasks=4;"
+                 : spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]) == 2 ? "block_tasks=2;"
+                                                                                     : "",
+                 (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
@@ -840,13 +919,14 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
 }
 
 /* The warp tasks, split tile rows and carry slots of tile_ptr's rows at `balance` tiles a task (fill_tasks' count). */
-static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t balance, char *msg, size_t msglen)
+static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t balance, int bk, char *msg,
+                                 size_t msglen)
 {
     z->tasks = z->splits = z->carries = 0;
     for (int64_t tr = 0; tr < z->tile_rows; tr++) {
-        const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance);
+        const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance, bk);
         z->tasks += nt;
-        if (nt > 1) z->splits++, z->carries += nt;
+        if (nt > 1 && bk == 1) z->splits++, z->carries += nt;
     }
     if (z->tasks + 1 > INT32_MAX / SPMVPORT_TILE_TASK_FIELDS || z->carries > INT32_MAX / TD) {
         spmvport_msg(msg, msglen, "tile: %lld warp tasks (%lld carry slots) exceed the 32-bit indices",
@@ -1074,7 +1154,13 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             if (short_last_wave(&z, dev, fd->warp_size)) balance = third_of_longest(tile_ptr, z.tile_rows);
         }
     }
-    if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, msg, msglen);
+    /* block tasks: only in the shuffled kernels with steps of 4 or 16 (below); automatically where the tile rows
+     * take at most 2/3 of a wave or 1 to 1.5 waves (auto_block_tasks), unless a balance is asked for */
+    const int bk = st != SPMV_STATUS_SUCCESS || !shuffles(opt, &cfg, &z) ? 1
+                   : opt->tile_block_tasks > 0                             ? opt->tile_block_tasks
+                   : opt->tile_block_tasks == 0 && opt->tile_balance == 0 ? auto_block_tasks(&z, dev, fd->warp_size)
+                                                                          : 1;
+    if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, bk, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
         def_ptr = NULL;
@@ -1170,7 +1256,11 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     free(row_formats);
 
     /* tasks, splits, and the deferred part's chunk rows */
-    fill_tasks(arr[SPMVPORT_TILE_A_TASK].data, arr[SPMVPORT_TILE_A_SPLIT].data, ptr, tile_rows, balance);
+    if (bk > 1)
+        balance = fill_block_tasks(arr[SPMVPORT_TILE_A_TASK].data, arr[SPMVPORT_TILE_A_SPLIT].data, ptr, o.off,
+                                   z.def_inline ? dptr : NULL, A->m, tile_rows, bk);
+    else
+        fill_tasks(arr[SPMVPORT_TILE_A_TASK].data, arr[SPMVPORT_TILE_A_SPLIT].data, ptr, tile_rows, balance);
 
     int64_t *p = fd->params;
     p[SPMVPORT_TILE_P_TILE_ROWS] = z.tile_rows;
@@ -1211,12 +1301,13 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     if (shuffles(opt, &cfg, &z)) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE; /* x by shuffles */
     int nine = 0, sixteen = 0;
     if (p[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) { /* option 5: steps of 4, whatever the count */
-        if (shuffle_step(fd, z.tasks, &nine, &sixteen) == 3 && opt->tile_csr_shuffle != 5)
+        if (shuffle_step(fd, z.tasks, &nine, &sixteen) == 3 && opt->tile_csr_shuffle != 5 && bk == 1)
             p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_STEP3 |
                                         grouped_steps(fd, A, dev, opt->tile_csr_shuffle, nine, z.tasks);
         else
             p[SPMVPORT_TILE_P_FLAGS] |= grouped_steps4(A, dev, opt->tile_csr_shuffle, sixteen);
     }
+    if (bk > 1) p[SPMVPORT_TILE_P_FLAGS] |= bk == 4 ? SPMVPORT_TILE_FLAG_BLOCK_TASKS4 : SPMVPORT_TILE_FLAG_BLOCK_TASKS2;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

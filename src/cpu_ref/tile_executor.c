@@ -21,7 +21,8 @@
  * entry's x comes from (a shuffle, not a load), not the order: nothing here depends on it.
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
- * adds each split row's carries in task order; then the deferred CSR, if any, adds alpha * its products through
+ * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4, a tile row's
+ * tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum); then the deferred CSR, if any, adds alpha * its products through
  * the csr_lb traversal with beta = 1; inline (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task
  * has added its rows' entries before its tiles instead. Everything accumulates in the matrix's precision; beta == 0
  * never reads y.
@@ -154,9 +155,8 @@ static inline int popcount16(unsigned v)
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
-    /* One warp task: its tiles, the butterfly, and the row writes (or carries). */                         \
-    static void task_##SUFFIX(const spmvport_format_data *fd, int64_t w, REAL alpha, const REAL *x, REAL beta, \
-                              REAL *y)                                                                       \
+    /* One warp task: its tiles and the butterfly; sum[r] (r < TD) gets row r's sum. */                     \
+    static void task_sum_##SUFFIX(const spmvport_format_data *fd, int64_t w, const REAL *x, REAL *sum)       \
     {                                                                                                        \
         const int W = fd->warp_size;                                                                         \
         const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data;                                         \
@@ -165,11 +165,10 @@ static inline int popcount16(unsigned v)
         const int32_t *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;                                           \
         const uint8_t *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;                                           \
         const REAL *val = fd->arrays[SPMVPORT_TILE_A_VAL].data;                                              \
-        REAL *carry = fd->arrays[SPMVPORT_TILE_A_CARRY].data;                                                \
         const int32_t *rec = task + SPMVPORT_TILE_TASK_FIELDS * w;                                           \
         const int32_t first = rec[SPMVPORT_TILE_TASK_FIRST];                                                 \
         const int32_t last = rec[SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST];                      \
-        const int32_t tr = rec[SPMVPORT_TILE_TASK_ROW], slot = rec[SPMVPORT_TILE_TASK_CARRY];                \
+        const int32_t tr = rec[SPMVPORT_TILE_TASK_ROW];                                                      \
         const int64_t r0 = (int64_t)tr * TD;                                                                 \
         const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
         /* GROUP_TASKS: one group of 16 lanes takes the whole task (every tile in group 0), no butterfly */ \
@@ -192,15 +191,50 @@ static inline int popcount16(unsigned v)
             for (int l = 0; l < W; l++) next[l] = acc[l] + acc[l ^ sh];                                      \
             memcpy(acc, next, sizeof(REAL) * (size_t)W);                                                     \
         }                                                                                                    \
+        memcpy(sum, acc, sizeof(REAL) * TD);                                                                 \
+    }                                                                                                        \
+                                                                                                             \
+    /* One warp task's row writes: its carry slot when the tile row is split, else y. */                    \
+    static void task_##SUFFIX(const spmvport_format_data *fd, int64_t w, REAL alpha, const REAL *x, REAL beta, \
+                              REAL *y)                                                                       \
+    {                                                                                                        \
+        const int32_t *rec = (const int32_t *)fd->arrays[SPMVPORT_TILE_A_TASK].data + SPMVPORT_TILE_TASK_FIELDS * w; \
+        const int32_t slot = rec[SPMVPORT_TILE_TASK_CARRY];                                                  \
+        const int64_t r0 = (int64_t)rec[SPMVPORT_TILE_TASK_ROW] * TD;                                        \
+        const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
+        REAL *carry = fd->arrays[SPMVPORT_TILE_A_CARRY].data, sum[TD];                                       \
+        task_sum_##SUFFIX(fd, w, x, sum);                                                                    \
         for (int r = 0; r < rowlen; r++) {                                                                   \
-            if (slot >= 0) carry[(int64_t)slot * TD + r] = acc[r];                                           \
-            else y[r0 + r] = store_##SUFFIX(alpha, acc[r], beta, y + r0 + r);                                \
+            if (slot >= 0) carry[(int64_t)slot * TD + r] = sum[r];                                           \
+            else y[r0 + r] = store_##SUFFIX(alpha, sum[r], beta, y + r0 + r);                                \
+        }                                                                                                    \
+    }                                                                                                        \
+                                                                                                             \
+    /* Block tasks (BLOCK_TASKS2 / 4): tile row tr's bk tasks tr*bk .. tr*bk + bk - 1, their sums added in task \
+     * order by the row's first warp (0 + s0 + s1 + ..., the kernel's shared-memory sum) */                 \
+    static void block_row_##SUFFIX(const spmvport_format_data *fd, int64_t tr, int bk, REAL alpha, const REAL *x, \
+                                   REAL beta, REAL *y)                                                       \
+    {                                                                                                        \
+        const int64_t r0 = tr * TD;                                                                          \
+        const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
+        REAL part[4][TD];                                                                                    \
+        for (int j = 0; j < bk; j++) task_sum_##SUFFIX(fd, tr * bk + j, x, part[j]);                         \
+        for (int r = 0; r < rowlen; r++) {                                                                   \
+            REAL sum = 0;                                                                                    \
+            for (int j = 0; j < bk; j++) sum += part[j][r];                                                  \
+            y[r0 + r] = store_##SUFFIX(alpha, sum, beta, y + r0 + r);                                        \
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
     static void run_##SUFFIX(const spmvport_format_data *fd, REAL alpha, const REAL *x, REAL beta, REAL *y)   \
     {                                                                                                        \
         const int64_t tasks = fd->params[SPMVPORT_TILE_P_TASKS];                                             \
+        const int bk = spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]);                         \
+        if (bk > 1) {                                                                                        \
+            _Pragma("omp parallel for schedule(dynamic, 16)")                                                \
+            for (int64_t tr = 0; tr < tasks / bk; tr++) block_row_##SUFFIX(fd, tr, bk, alpha, x, beta, y);   \
+            return; /* no split rows; a deferred part runs inline (or below, by run_deferred) */             \
+        }                                                                                                    \
         _Pragma("omp parallel for schedule(dynamic, 16)")                                                    \
         for (int64_t w = 0; w < tasks; w++) task_##SUFFIX(fd, w, alpha, x, beta, y);                         \
         /* fix-up of split tile rows: carries of each row added in task order */                            \

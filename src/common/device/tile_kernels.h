@@ -17,7 +17,9 @@
  *                      slot when its tile row is split over several tasks.
  *                      With x by shuffles (plans of CSR tiles, flag SPMVPORT_TILE_FLAG_CSR_SHUFFLE) the groups
  *                      step together and a CSR tile's x entries come from the group's lanes (tile_csr_shuffled),
- *                      3 or 4 entries a step.
+ *                      3 or 4 entries a step. With block tasks (flags SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4, BK) a
+ *                      tile row's 2 or 4 tasks are consecutive warps of one thread block: each leaves its 16 sums in
+ *                      shared memory and the row's first warp adds them in task order after a block barrier.
  *   tile_inline_kernel tile_kernel with the deferred part inside: the tile row's first task sums it first.
  *   tile_band_items_kernel  band plans with a task per 16-lane group (the default there): each tile's header is
  *                      decoded once, by one lane, into per-diagonal items in shared memory, and the group's lanes
@@ -46,7 +48,7 @@ namespace {
  * its last warp ends, so smaller blocks leave fewer slots waiting on one slow warp; at the same resident warps
  * (the launch bounds below keep the register budgets) fem3d:3:40-56 and the stencils were 1-5% faster on the H200
  * (session 29, runs SG-SH; 64 threads gained the same on FEM, lost 8% on stencil3d:27:100 f32). */
-constexpr int tile_block = 128;
+constexpr int tile_block = SPMVPORT_TILE_BLOCK;
 /* Resident blocks of tile_block threads that make `threads` threads a multiprocessor (the launch bounds' unit). */
 constexpr int tile_blocks_for(int threads) { return threads / tile_block; }
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
@@ -670,7 +672,7 @@ PORT_DEVICE void tile_deferred_rows(T &acc, const tile_deferred<T> &def, const T
  * the per-task work (record loads, rowlen, the y writes) is shared by G tasks. DI (L = 1, BB = 0, no
  * GT; flag SPMVPORT_TILE_FLAG_DEFERRED_INLINE): the deferred part inside (tile_inline_kernel), def its arrays
  * (unused otherwise). One body, two kernels: tile_kernel and tile_inline_kernel differ in their launch bounds. */
-template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI, int XU>
+template <int W, typename T, int L, int BB, bool CS, bool GT, bool DI, int XU, int BK>
 PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                            const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                            const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
@@ -684,7 +686,10 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
     const int r = lane & (tile_dim - 1), g = lane / tile_dim;
     const long long w = ((long long)port_block_idx() * warps + (int)(port_thread_idx() / W)) * (GT ? G : 1) +
                         (GT ? g : 0); /* this lane's task */
-    if (w >= ntasks) return; /* whole warps (GT: whole groups, which share no warp operation) only */
+    if (w >= ntasks) { /* whole warps (GT: whole groups, which share no warp operation) only */
+        if constexpr (BK > 1) port_block_sync(); /* the block's barrier counts every warp */
+        return;
+    }
     const int *rec = task + (long long)SPMVPORT_TILE_TASK_FIELDS * w;
     const int first = port_ldg(rec + SPMVPORT_TILE_TASK_FIRST);
     const int last = port_ldg(rec + SPMVPORT_TILE_TASK_FIELDS + SPMVPORT_TILE_TASK_FIRST);
@@ -732,18 +737,34 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
     }
     if (!GT)
         for (int sh = tile_dim; sh < W; sh <<= 1) acc += port_shfl_xor<W>(acc, sh); /* every lane of the warp */
+    if constexpr (BK > 1) {
+        /* block tasks: the BK warps of a tile row leave their sums here; its first warp adds them in task order
+         * (the executor's and the fix-up's order: 0 + s0 + s1 + ...) */
+        PORT_SHARED T part[warps][tile_dim];
+        const int wb = (int)(port_thread_idx() / W);
+        if (lane < tile_dim) part[wb][lane] = acc;
+        port_block_sync();
+        if (wb % BK == 0 && lane < rowlen) {
+            T sum = T(0);
+#pragma unroll
+            for (int j = 0; j < BK; j++) sum += part[wb + j][lane];
+            y[r0 + lane] = tile_store(alpha, sum, beta, y + r0 + lane);
+        }
+        return;
+    }
     if ((GT ? r : lane) < rowlen) tile_write_row(acc, r, slot, r0, carry, y, alpha, beta);
 }
 
-template <int W, typename T, int L, int BB, bool CS = false, bool GT = false, int XU = 0>
+template <int W, typename T, int L, int BB, bool CS = false, bool GT = false, int XU = 0, int BK = 1>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                 const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
                 const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
-    tile_body<W, T, L, BB, CS, GT, false, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val,
-                                              carry, x, y, alpha, beta, tile_deferred<T>{nullptr, nullptr, nullptr});
+    tile_body<W, T, L, BB, CS, GT, false, XU, BK>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx,
+                                                  tile_val, carry, x, y, alpha, beta,
+                                                  tile_deferred<T>{nullptr, nullptr, nullptr});
 }
 
 /* The plain kernel with the deferred part inside, held to 1536 resident threads an SM (sm_90: 40 registers, no
@@ -765,7 +786,7 @@ constexpr int tile_inline_threads()
                                                                              : SPMVPORT_TILE_THREADS_REGS40;
 }
 
-template <int W, typename T, bool CS, int XU = 0, bool R48 = false>
+template <int W, typename T, bool CS, int XU = 0, bool R48 = false, int BK = 1>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_threads<T, XU, R48>()))
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
@@ -773,8 +794,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_
                        T *__restrict__ carry, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta,
                        tile_deferred<T> def)
 {
-    tile_body<W, T, 1, 0, CS, false, true, XU>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx, tile_val,
-                                               carry, x, y, alpha, beta, def);
+    tile_body<W, T, 1, 0, CS, false, true, XU, BK>(m, n, ntasks, task, tile_col, tile_fmt, tile_off, tile_idx,
+                                                   tile_val, carry, x, y, alpha, beta, def);
 }
 
 /* Band items (band plans with a task per group, SPMVPORT_TILE_FLAG_GROUP_TASKS): a pass covers the next
@@ -910,7 +931,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if ((fl & ~(int64_t)(SPMVPORT_TILE_FLAG_CSR_STEPS | SPMVPORT_TILE_FLAG_GROUP_TASKS |
                          SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
                          SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6 | SPMVPORT_TILE_FLAG_CSR_STEP9 |
-                         SPMVPORT_TILE_FLAG_REGS48 | SPMVPORT_TILE_FLAG_CSR_STEP16)) != 0 ||
+                         SPMVPORT_TILE_FLAG_REGS48 | SPMVPORT_TILE_FLAG_CSR_STEP16 | SPMVPORT_TILE_FLAG_BLOCK_TASKS2 |
+                         SPMVPORT_TILE_FLAG_BLOCK_TASKS4)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
@@ -929,6 +951,21 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
         return "tile: steps of 16 entries only as four steps of 4, with x by shuffles";
     if ((fl & SPMVPORT_TILE_FLAG_REGS48) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP9))
         return "tile: 48 registers a thread only with steps of 9";
+    const int bk = spmvport_tile_block_tasks(fl);
+    if ((fl & SPMVPORT_TILE_FLAG_BLOCK_TASKS2) && (fl & SPMVPORT_TILE_FLAG_BLOCK_TASKS4))
+        return "tile: block tasks of 2 and of 4 at once";
+    if (bk > 1 && (!(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) || (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) ||
+                   (tile_block / warp) % bk != 0 || splits != 0 || carries != 0 ||
+                   tasks != bk * prm[SPMVPORT_TILE_P_TILE_ROWS]))
+        return "tile: block tasks need x by shuffles in steps of 4 or 16, a thread block's warps a multiple of the "
+               "tasks a tile row, no split rows, and exactly that many tasks a tile row";
+    if (bk > 1 && a[SPMVPORT_TILE_A_TASK].data != NULL) {
+        const int *task = (const int *)a[SPMVPORT_TILE_A_TASK].data;
+        for (int64_t w = 0; w < tasks; w++) /* the kernel adds warp w's sums into the row of warp w - w % bk */
+            if (task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_ROW] != w / bk ||
+                task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_CARRY] != -1)
+                return "tile: block tasks: a task's tile row is not its index / tasks a tile row, or it has a carry";
+    }
     const int64_t bt = prm[SPMVPORT_TILE_P_BAND_TASKS];
     if ((fl & SPMVPORT_TILE_FLAG_GROUP_TASKS) && (inflight != 1 || bt != 1))
         return "tile: a task per group only with one tile in flight and one task per warp";
@@ -1034,6 +1071,27 @@ void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, por
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
 }
 
+/* The shuffled kernels with BK block tasks a tile row (steps of 4 or 16, checked at upload), with the deferred part
+ * inside when def.ptr is set. */
+template <int W, typename T, int BK>
+void launch_block_tasks(int xu, unsigned blocks, port_stream_t s, int m, int n, int tasks, const int *task,
+                        const int *tcol, const unsigned char *tfmt, const int *toff, const unsigned char *tidx,
+                        const T *tval, T *carry, const T *x, T *y, T alpha, T beta, tile_deferred<T> def)
+{
+    if (def.ptr != nullptr && xu == 16)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 16, false, BK>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (def.ptr != nullptr)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 4, false, BK>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
+    else if (xu == 16)
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 16, BK>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+    else
+        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 4, BK>)
+        (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
+}
+
 /* y = alpha*A*x + beta*y on stream s. Plan: anything with `fd` (the format data) and `arrays` (device copies of
  * fd's arrays, in fd's order; NULL for empty ones), e.g. the backend's gpu_plan. Launches, in stream order:
  * tile_kernel<W, T, L> (L = tile_inflight; ceil(tasks / (tile_block / W)) blocks of tile_block threads, no
@@ -1068,7 +1126,18 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
     const bool dinline = (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) != 0;
     const tile_deferred<T> def = {dinline ? (const int *)d[SPMVPORT_TILE_A_DEF_PTR] : nullptr,
                                   (const int *)d[SPMVPORT_TILE_A_DEF_COL], (const T *)d[SPMVPORT_TILE_A_DEF_VAL]};
-    switch (prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
+    const int bk = spmvport_tile_block_tasks(fl);
+    switch (bk > 1 ? 0 : prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
+    case 0: /* block tasks (checked at upload: a block's warps a multiple of bk) */
+        if constexpr (warps % 4 == 0)
+            if (bk == 4) {
+                launch_block_tasks<W, T, 4>(xu, blocks, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval,
+                                            carry, x, y, alpha, beta, def);
+                break;
+            }
+        launch_block_tasks<W, T, 2>(xu, blocks, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x,
+                                    y, alpha, beta, def);
+        break;
     case 4:
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, 0>)
         (fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
