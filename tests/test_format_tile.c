@@ -1305,19 +1305,20 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * lane slots than steps of 4 (fem3d:5:11: rows of up to 15 entries a tile), not in f64 nor on the CPU backend nor
  * where rows have 4, 8 or 12 entries a tile (fem3d:4:10: 16 a step would take about 1.6x the slots); option 5 forces
  * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. */
-/* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, mostly CSR) takes 4 tasks a tile row when
+/* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, all CSR) takes 4 tasks a tile row when
  * its tile rows fit 2/3 of a wave of the warps the GPU holds at 1280 threads an SM (17 SMs: 680 at W = 32), none
- * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400), none beyond (7: 280), on the CPU, with a
- * balance asked for, or with the option at -1; at W = 64 a block holds 2 warps, so 2 under 2/3 of a wave too. Forced
- * counts stand anywhere a plan has x by shuffles. */
+ * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400) and, its tiles all CSR, beyond (7: 280);
+ * none on the CPU, with a balance asked for, or with the option at -1; at W = 64 a block holds 2 warps, so 2 under
+ * 2/3 of a wave too. Forced counts stand anywhere a plan has x by shuffles. fem3d:6:10 (375 tile rows, a tenth of its
+ * tiles not CSR) takes none beyond 1.5 waves (6 SMs: 240). */
 Test(tile_invariants, block_tasks_rule)
 {
     const struct {
         int sms, warp, cpu, balance, option, bk;
-    } cases[] = {{17, 32, 0, 0, 0, 4}, {11, 32, 0, 0, 0, 1}, {10, 32, 0, 0, 0, 2}, {7, 32, 0, 0, 0, 1},
+    } cases[] = {{17, 32, 0, 0, 0, 4}, {11, 32, 0, 0, 0, 1}, {10, 32, 0, 0, 0, 2}, {7, 32, 0, 0, 0, 2},
                  {17, 32, 1, 0, 0, 1}, {17, 32, 0, 9, 0, 1}, {17, 32, 0, 0, -1, 1}, {7, 32, 0, 0, 4, 4},
                  {7, 32, 1, 0, 2, 2},  {34, 64, 0, 0, 0, 2}, {22, 64, 0, 0, 0, 1}, {20, 64, 0, 0, 0, 2},
-                 {14, 64, 0, 0, 0, 1}};
+                 {14, 64, 0, 0, 0, 2}};
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:12", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
@@ -1341,6 +1342,22 @@ Test(tile_invariants, block_tasks_rule)
             check_tasks(&fd, "block tasks rule");
             spmvport_format_data_free(&fd);
         }
+        spmv_matrix_destroy(A);
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:6:10", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        spmv_device_info_t dev;
+        memset(&dev, 0, sizeof dev);
+        dev.backend = SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20, dev.multiprocessors = 6;
+        dev.shared_mem_per_block = 48 * 1024;
+        spmvport_format_data fd;
+        spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+        build_layout(&fd, A, 32, &o, &dev);
+        const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], tiles = fd.params[SPMVPORT_TILE_P_TILES];
+        const int64_t csr = support_stat(fd.stats, "csr_tiles");
+        cr_assert(rows == 375 && tiles >= 18 * rows && 2 * csr >= tiles && 20 * csr < 19 * tiles &&
+                      (fd.params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_CSR_SHUFFLE),
+                  "fem3d:6:10: not the plan the test is for: %s", fd.stats);
+        cr_assert_eq(spmvport_tile_block_tasks(fd.params[SPMVPORT_TILE_P_FLAGS]), 1, "fem3d:6:10: %s", fd.stats);
+        spmvport_format_data_free(&fd);
         spmv_matrix_destroy(A);
     }
 }

@@ -763,8 +763,10 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
  * 1.12 / 1.27, :7:20 f32 0.89 -> 1.00, but :5:22 f32 1.19 -> 1.13; between 2/3 and 1 wave they were 2-8% slower
  * (fem3d:5:25 0.92 waves, :6:23, :7:21, :7:22), so those plans keep whole tile rows. 2 tasks: :5:26 (1.04) 0.95 ->
  * 1.08 in f32, :5:29 (1.44) 0.97 / 0.89 -> 1.06 / 0.98, :7:24 1.07 / 1.00 -> 1.13 / 1.10, :4:28 1.02 / 1.01 -> 1.10 /
- * 1.09, but :6:26 f64 1.10 -> 1.05 and :7:25 f64 1.11 -> 1.09. Past 1.5 waves (fem3d:7:30, :5:38) block tasks were
- * 2-7% slower. */
+ * 1.09, but :6:26 f64 1.10 -> 1.05 and :7:25 f64 1.11 -> 1.09. Past 1.5 waves 2 tasks only where (nearly) every
+ * stored tile is CSR (FEM blocks of 4 and 5 unknowns; runs G, H): fem3d:4:32 0.99 / 0.94 -> 1.09 / 1.05-1.06, :4:36
+ * 0.98-0.99 / 1.01 -> 1.10-1.11 / 1.05, :5:32 f32 0.93-0.94 -> 0.99, :4:38-44 1-5% faster, :5:36-42 within 2%; blocks
+ * of 6 and 7 (Dense tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
 static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size)
 {
     if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || !mostly_csr(z) ||
@@ -773,7 +775,8 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
     const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
     const int warps = SPMVPORT_TILE_BLOCK / warp_size;
     if (3 * z->tile_rows <= 2 * resident) return warps >= 4 ? 4 : 2;
-    return z->tile_rows > resident && 2 * z->tile_rows <= 3 * resident ? 2 : 1;
+    if (z->tile_rows > resident && 2 * z->tile_rows <= 3 * resident) return 2;
+    return z->tile_rows > resident && 20 * z->hist_tiles[SPMVPORT_TILE_CSR] >= 19 * z->tiles ? 2 : 1;
 }
 
 /* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows. */
