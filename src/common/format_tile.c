@@ -624,8 +624,8 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_inflight, opt->tile_band_tasks, opt->tile_group_tasks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->tile_block_tasks != 0 && opt->tile_block_tasks != -1 &&
-        ((opt->tile_block_tasks != 2 && opt->tile_block_tasks != 4) || opt->tile_block_tasks * warp_size > SPMVPORT_TILE_BLOCK)) {
+    const int bk = opt->tile_block_tasks; /* 2 or 4 warps of a thread block */
+    if (bk != 0 && bk != -1 && ((bk != 2 && bk != 4) || bk * warp_size > SPMVPORT_TILE_BLOCK)) {
         spmvport_msg(msg, msglen, "tile: options.tile_block_tasks = %d; expected 0 (automatic), -1 (never), 2 or 4 "
                      "(at most the %d warps of a thread block at warp size %d)",
                      opt->tile_block_tasks, SPMVPORT_TILE_BLOCK / warp_size, warp_size);
@@ -653,8 +653,7 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
     int64_t w = 0, s = 0, carry = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
         const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance, 1);
-        const int carries = nt > 1;
-        if (carries) {
+        if (nt > 1) {
             split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tr;
             split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
             s++;
@@ -662,7 +661,7 @@ static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, i
         for (int64_t j = 0; j < nt; j++, w++) { /* even shares: each <= ceil(k / nt) <= balance */
             task[3 * w + SPMVPORT_TILE_TASK_FIRST] = (int32_t)(first + k * j / nt);
             task[3 * w + SPMVPORT_TILE_TASK_ROW] = tr;
-            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = carries ? (int32_t)carry++ : -1;
+            task[3 * w + SPMVPORT_TILE_TASK_CARRY] = nt > 1 ? (int32_t)carry++ : -1;
         }
     }
     task[3 * w + SPMVPORT_TILE_TASK_FIRST] = tile_ptr[tile_rows];
