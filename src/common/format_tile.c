@@ -66,9 +66,10 @@
  * entries, each a CSR tile step of a tile row's serial chain; deferred they join their rows' in-kernel CSR part.
  * 15, not 16: a 16-entry tile in a FEM plan is a 4 x 4 piece (blocks of 4 whole, of 6 cut), and those lost 2-40%
  * deferred (session 34, run X2); blocks of 2, 4 and 6 have no tile of 13-15 entries, so their plans do not change
- * (blocks of 3 have some at a few odd grid sizes: fem3d:3:21, :27, :37, 6% of the tiles). H200 (session 35, run A1, x cuSPARSE 12 -> 15, f64 / f32): 14 grids of blocks of 5 and 7, geometric
- * mean 1.012x faster, fem3d:5:38 1.00 / 0.98 -> 1.03 / 1.00-1.01, :5:42 1.02 / 1.00 -> 1.04-1.05 / 1.03, :5:35 f32
- * 0.95 -> 0.98-0.99; slowest fem3d:5:29 f32 0.98x. */
+ * (blocks of 3 have some at a few odd grid sizes: fem3d:3:21, :27, :37, 6% of the tiles). H200 (session 35, run
+ * A1, x cuSPARSE 12 -> 15, f64 / f32): 14 grids of blocks of 5 and 7, geometric mean 1.012x faster, fem3d:5:38
+ * 1.00 / 0.98 -> 1.03 / 1.00-1.01, :5:42 1.02 / 1.00 -> 1.04-1.05 / 1.03, :5:35 f32 0.95 -> 0.98-0.99; slowest
+ * fem3d:5:29 f32 0.98x. */
 #define TILE_COO_MAX_DEFERRED_REGULAR 15
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
@@ -640,19 +641,15 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
 
 static int64_t clamp_i64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y); with block
- * tasks (bk > 1, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4) exactly bk, some of them empty when k < bk. */
-static int64_t tasks_of(int64_t k, int64_t balance, int bk)
-{
-    return bk > 1 ? bk : k <= balance ? 1 : (k + balance - 1) / balance;
-}
+/* Tasks of a tile row of k tiles: ceil(k / balance), at least one (an empty tile row still writes y). */
+static int64_t tasks_of(int64_t k, int64_t balance) { return k <= balance ? 1 : (k + balance - 1) / balance; }
 
 /* The task records (and split records: tile rows of several tasks that combine through carries). */
 static void fill_tasks(int32_t *task, int32_t *split, const int32_t *tile_ptr, int32_t tile_rows, int64_t balance)
 {
     int64_t w = 0, s = 0, carry = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
-        const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance, 1);
+        const int64_t first = tile_ptr[tr], k = tile_ptr[tr + 1] - first, nt = tasks_of(k, balance);
         if (nt > 1) {
             split[2 * s + SPMVPORT_TILE_SPLIT_ROW] = tr;
             split[2 * s + SPMVPORT_TILE_SPLIT_CARRY] = (int32_t)carry;
@@ -893,6 +890,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
             index_bytes += fd->arrays[a].bytes;
     const double nnz = fd->nnz > 0 ? (double)fd->nnz : 1.0;
     /* block_tasks=K only where the plan has them: the pairs after it (the histogram) must fit plan info's 512 bytes */
+    const int bk = spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]);
     char *s = fd->stats;
     size_t cap = sizeof fd->stats, len;
     spmvport_msg(s, cap, "variant=%s;select=%d/%d/%d;deferred=%d;deferred_inline=%d;tbalance=%lld;inflight=%lld;band_batch=%lld;band_tasks=%lld;csr_steps=%lld;group_tasks=%lld;csr_shuffle=%d;regs48=%d;%stiles=%lld;tile_rows=%lld;tasks=%lld;"
@@ -907,9 +905,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
                  spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]),
                  (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_REGS48) != 0,
-                 spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]) == 4   ? "block_tasks=4;"
-                 : spmvport_tile_block_tasks(fd->params[SPMVPORT_TILE_P_FLAGS]) == 2 ? "block_tasks=2;"
-                                                                                     : "",
+                 bk == 4 ? "block_tasks=4;" : bk == 2 ? "block_tasks=2;" : "",
                  (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz, (double)z->bytes / nnz, (double)(z->slots + z->def_nnz) / nnz);
@@ -926,7 +922,8 @@ static spmv_status_t count_tasks(tile_sizes *z, const int32_t *tile_ptr, int64_t
 {
     z->tasks = z->splits = z->carries = 0;
     for (int64_t tr = 0; tr < z->tile_rows; tr++) {
-        const int64_t nt = tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance, bk);
+        /* block tasks: exactly bk a tile row (some empty when it has fewer tiles), no carries */
+        const int64_t nt = bk > 1 ? bk : tasks_of(tile_ptr[tr + 1] - tile_ptr[tr], balance);
         z->tasks += nt;
         if (nt > 1 && bk == 1) z->splits++, z->carries += nt;
     }

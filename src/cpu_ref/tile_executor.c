@@ -22,10 +22,10 @@
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
  * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4, a tile row's
- * tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum); then the deferred CSR, if any, adds alpha * its products through
- * the csr_lb traversal with beta = 1; inline (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task
- * has added its rows' entries before its tiles instead. Everything accumulates in the matrix's precision; beta == 0
- * never reads y.
+ * tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum);
+ * then the deferred CSR, if any, adds alpha * its products through the csr_lb traversal with beta = 1; inline
+ * (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task has added its rows' entries before its tiles
+ * instead. Everything accumulates in the matrix's precision; beta == 0 never reads y.
  */
 #include <string.h>
 
@@ -217,7 +217,7 @@ static inline int popcount16(unsigned v)
     {                                                                                                        \
         const int64_t r0 = tr * TD;                                                                          \
         const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
-        REAL part[4][TD];                                                                                    \
+        REAL part[4][TD]; /* bk <= 4: the warps of a 128-thread block at W = 32 */                          \
         for (int j = 0; j < bk; j++) task_sum_##SUFFIX(fd, tr * bk + j, x, part[j]);                         \
         for (int r = 0; r < rowlen; r++) {                                                                   \
             REAL sum = 0;                                                                                    \
