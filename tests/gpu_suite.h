@@ -736,6 +736,31 @@ Test(SUITE, tile_deferred_fem_blocks_of_6, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* The default plan of small FEM blocks of 3 unknowns (fem3d:3:16, 0.9M entries, under the deferral's threshold):
+ * on a GPU, rows regular, so its COO tiles (11% of the entries) are deferred, inside the tile kernel; with 49 or
+ * more multiprocessors its 768 tile rows are under 16 an SM and take block tasks (4 a tile row on an H200, steps of
+ * 4). Both precisions, against the oracle. */
+Test(SUITE, tile_small_fem_default, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:16", p ? SPMV_F32 : SPMV_F64, 13), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        const double bk = strstr(info.stats, "block_tasks=") ? support_stat(info.stats, "block_tasks") : 1;
+        cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "deferred_inline") == 1 &&
+                      (dev.multiprocessors < 49 || bk >= 2),
+                  "fem3d:3:16 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
+                  info.stats);
+        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:3:16", A, 0);
+        cr_assert(r >= 0, "fem3d:3:16: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* Steps of 9 in f32 at 1536 threads an SM (no REGS48): fem3d:3:40's 12000 tasks take more than 2 waves of the
  * warps resident at 1280 threads on a GPU of up to 132 multiprocessors; tile_csr_shuffle_fem has the 1280 kernel. */
 Test(SUITE, tile_csr_step9_many_waves, .timeout = 600)

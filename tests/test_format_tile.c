@@ -503,6 +503,7 @@ Test(tile_variants, wide_plans_balance_by_tiles)
         {SPMV_BACKEND_CUDA, 49, 0, 0}, {SPMV_BACKEND_CUDA, 1, 9, 0}, {SPMV_BACKEND_CPU, 1, 0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_plan_options_t o = tile_options(32, 0, 1, cases[i].balance); /* deferred COO, as above 1.8M */
+        o.tile_block_tasks = -1; /* whole tile rows split by the balance (block_tasks_rule has the rest) */
         spmvport_format_data fd;
         spmv_device_info_t dev;
         memset(&dev, 0, sizeof dev);
@@ -1239,6 +1240,7 @@ Test(tile_invariants, csr_step_rule)
             spmv_plan_options_t o = tile_options(32, 0, 0, 0);
             o.tile_csr_shuffle = cases[i].option;
             o.tile_block_tasks = -1; /* block tasks take steps of 4 or 16 (tile_invariants/block_tasks_rule) */
+            o.tile_deferred_threshold = 1800000; /* its COO tiles kept, as written (small_regular_deferral) */
             if (cases[i].tasks == 412) o.tile_balance = 32; /* whole tile rows, also where 1-1.5 waves would split */
             if (!cases[i].fem) o.tile_variant = 1;
             build_layout(&fd, cases[i].fem ? F : X, 32, &o, cases[i].dev);
@@ -1358,6 +1360,75 @@ Test(tile_invariants, block_tasks_rule)
                   "fem3d:6:10: not the plan the test is for: %s", fd.stats);
         cr_assert_eq(spmvport_tile_block_tasks(fd.params[SPMVPORT_TILE_P_FLAGS]), 1, "fem3d:6:10: %s", fd.stats);
         spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+}
+
+/* On a GPU, plans of regular rows defer their COO tiles under the 1.8M threshold too, unless more than a quarter of
+ * the entries would go or the plan would not be mostly CSR; and tile rows under 16 an SM that are shorter than 18
+ * tiles take block tasks: 4 where 4 a tile row fit one wave of warps (1280 threads an SM), else 2. fem3d:3:16 (768
+ * tile rows, 11% of its entries in COO tiles) on 132 SMs: deferred, 4; on 49: 2 (3072 warps > 1960); on 48 (768 =
+ * 16 x 48): none; at W = 64: 2 (2 warps a block). The CPU backend, a threshold set, tile_deferred_coo = -1, and
+ * matrices whose deferral would move too much (uniform:20000:4, random columns: nearly all COO) or leave the plan
+ * not mostly CSR (fem3d:2:9) keep the plan they had without the rule. */
+Test(tile_invariants, small_regular_deferral)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
+    gpu.shared_mem_per_block = 48 * 1024;
+    const struct {
+        const char *spec;
+        int sms, warp, cpu, threshold, coo, deferred, bk;
+    } cases[] = {{"fem3d:3:16", 132, 32, 0, 0, 0, 1, 4},       {"fem3d:3:16", 49, 32, 0, 0, 0, 1, 2},
+                 {"fem3d:3:16", 48, 32, 0, 0, 0, 1, 1},        {"fem3d:3:16", 132, 64, 0, 0, 0, 1, 2},
+                 {"fem3d:3:16", 132, 32, 1, 0, 0, 0, 1},       {"fem3d:3:16", 132, 32, 0, 1800000, 0, 0, 1},
+                 {"fem3d:3:16", 132, 32, 0, 0, -1, 0, 1},      {"uniform:20000:4", 132, 32, 0, 0, 0, 0, 1},
+                 {"fem3d:2:9", 132, 32, 0, 0, 0, 0, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        spmv_device_info_t dev = gpu;
+        dev.multiprocessors = cases[i].sms;
+        if (cases[i].cpu) dev.backend = SPMV_BACKEND_CPU;
+        spmv_plan_options_t o = tile_options(cases[i].warp, 0, cases[i].coo, 0);
+        o.tile_deferred_threshold = cases[i].threshold;
+        spmvport_format_data fd, ref;
+        build_layout(&fd, A, cases[i].warp, &o, &dev);
+        const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS], def = fd.params[SPMVPORT_TILE_P_DEF_NNZ];
+        cr_assert_eq(support_stat(fd.stats, "deferred"), cases[i].deferred, "case %zu: %s", i, fd.stats);
+        cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk, "case %zu: %s", i, fd.stats);
+        if (cases[i].deferred)
+            cr_assert(def > 0 && 4 * def <= A->nnz && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
+                          (fl & SPMVPORT_TILE_FLAG_DEFERRED_INLINE) && strstr(fd.stats, "select=75/15/20;") != NULL,
+                      "case %zu: %s", i, fd.stats);
+        if (cases[i].bk > 1)
+            cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].bk * fd.params[SPMVPORT_TILE_P_TILE_ROWS] &&
+                          fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
+                      "case %zu: %s", i, fd.stats);
+        /* undone or not taken: the plan is the one the threshold keeps (same tiles, tasks and deferred part) */
+        if (!cases[i].deferred && !cases[i].cpu && cases[i].coo == 0) {
+            o.tile_deferred_threshold = 1800000;
+            build_layout(&ref, A, cases[i].warp, &o, &dev);
+            cr_assert(strcmp(fd.stats, ref.stats) == 0, "case %zu: %s / %s", i, fd.stats, ref.stats);
+            spmvport_format_data_free(&ref);
+        }
+        /* the GPU plan is the one these options give any device, which the CPU executor then checks */
+        if (i == 0) {
+            spmv_plan_options_t f = tile_options(32, 0, 0, 0);
+            f.tile_deferred_threshold = 1, f.tile_block_tasks = 4;
+            spmv_device_info_t cpu = gpu;
+            cpu.backend = SPMV_BACKEND_CPU;
+            build_layout(&ref, A, 32, &f, &cpu);
+            cr_assert(strcmp(fd.stats, ref.stats) == 0, "forced: %s / %s", fd.stats, ref.stats);
+            spmvport_format_data_free(&ref);
+            spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+            support_check_format(ctx, SPMV_FORMAT_TILE, &f, cases[i].spec, A, 0);
+            spmv_context_destroy(ctx);
+        }
+        check_tasks(&fd, "small regular deferral");
+        spmvport_format_data_free(&fd);
+        check_invariants(A, &o, cases[i].spec);
         spmv_matrix_destroy(A);
     }
 }

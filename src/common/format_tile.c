@@ -71,6 +71,10 @@
  * 1.00 / 0.98 -> 1.03 / 1.00-1.01, :5:42 1.02 / 1.00 -> 1.04-1.05 / 1.03, :5:35 f32 0.95 -> 0.98-0.99; slowest
  * fem3d:5:29 f32 0.98x. */
 #define TILE_COO_MAX_DEFERRED_REGULAR 15
+/* On a GPU, plans of regular rows under the deferral threshold defer too (the same rule: at least 2 COO tiles a tile
+ * row), where that moves at most 1 / TILE_SMALL_DEFERRED_PART of the entries and leaves the plan mostly CSR
+ * (small_deferral_pays). See small_deferral_pays for why and what it measured. */
+#define TILE_SMALL_DEFERRED_PART 4
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol", "band"};
@@ -763,16 +767,45 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
  * stored tile is CSR (FEM blocks of 4 and 5 unknowns; runs G, H): fem3d:4:32 0.99 / 0.94 -> 1.09 / 1.05-1.06, :4:36
  * 0.98-0.99 / 1.01 -> 1.10-1.11 / 1.05, :5:32 f32 0.93-0.94 -> 0.99, :4:38-44 1-5% faster, :5:36-42 within 2%; blocks
  * of 6 and 7 (Dense tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
-static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size)
+static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int regular)
 {
-    if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || !mostly_csr(z) ||
-        z->tiles < TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows)
+    if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || !mostly_csr(z))
         return 1;
     const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
     const int warps = SPMVPORT_TILE_BLOCK / warp_size;
+    /* Tile rows of fewer than 18 tiles (FEM blocks of 2-3 unknowns, small structural matrices, and FEM blocks of
+     * 4-7 whose COO fragments are deferred) take block tasks where the rows are regular and the tile rows fewer than
+     * 16 an SM, where the wide-plan rule does not keep them whole and the paper's balance of 8 split them with
+     * carries and a fix-up launch: 4 a tile row where 4 fit one wave, else 2. H200, session 37: fem3d:3:20 (1500 tile
+     * rows, 0.28 waves) 4 tasks 1.02-1.05x cuSPARSE, 2 tasks 1.07-1.11x; fem3d:3:18 (0.21) 4 tasks 1.11-1.22x, 2
+     * 1.01-1.05x; fem3d:3:23 and :3:24 (2282 and 2592 tile rows: whole, steps of 9 in f32) 2 tasks were 3-5% slower
+     * in f32, so plans of 16 tile rows an SM or more keep their whole rows. With the deferral above (its numbers
+     * there); bcsstk14, bcsstk21, fidapex6, mhd4800b and s3rmt3m3 (no COO tiles to defer) 1.03-1.54x faster. */
+    if (z->tiles < TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows) {
+        if (!regular || z->tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors) return 1;
+        if (warps >= 4 && 4 * z->tile_rows <= resident) return 4;
+        return 2 * z->tile_rows <= resident ? 2 : 1;
+    }
     if (3 * z->tile_rows <= 2 * resident) return warps >= 4 ? 4 : 2;
     if (z->tile_rows > resident && 2 * z->tile_rows <= 3 * resident) return 2;
     return z->tile_rows > resident && 20 * z->hist_tiles[SPMVPORT_TILE_CSR] >= 19 * z->tiles ? 2 : 1;
+}
+
+/* A deferral under the threshold (GPU, regular rows) is kept when it moves at most a quarter of the entries and the
+ * plan stays mostly CSR: then it is FEM-like (the COO tiles are the fragments of blocks cut by the tile grid, 3-18%
+ * of the entries of the shared structural matrices, 2-16% of fem3d's), and its tile rows, now shorter, take block
+ * tasks (auto_block_tasks). Graphs and 2-D meshes with regular rows would move 31-96% (their tiles mostly COO), and
+ * fem3d:2:9 kept too few CSR tiles for x by shuffles (2-14% slower deferred). Before (session 36) these plans kept
+ * their COO tiles in the tile kernel, split their tile rows at 8 tiles with carries and a fix-up launch, or (43%
+ * CSR tiles, fem3d:3:16) ran without shuffles. H200, session 37 (runs 2-3, tile time before / after, three
+ * alternating processes each, x cuSPARSE f64 / f32 after): fem3d:3:16 1.63-1.80x / 1.54-1.58x faster (1.11 / 1.14),
+ * :3:18 1.27-1.31 / 1.24-1.26 (1.11 / 1.16), :3:20 1.37-1.41 / 1.28-1.32 (1.09 / 1.07-1.12), :3:22 1.19-1.20 /
+ * 1.17-1.22 (1.03-1.05 / 1.06-1.10), :3:9-15 1.11-1.42, fem3d:4:8-10, :5:10-14, :6:9-12, :7:8-10 1.10-1.67, fem3d:2
+ * f64 1.22-2.10 (f32 plans are band plans: unchanged); the 11 shared structural matrices it changes 1.20-1.87x
+ * (bcsstk13-33, fidapex6, fidapm08, mhd4800b, rbsa480, s3rmt3m3, at the 5-13 us launch floor). */
+static int small_deferral_pays(const tile_sizes *z, int64_t nnz)
+{
+    return TILE_SMALL_DEFERRED_PART * z->def_nnz <= nnz && mostly_csr(z);
 }
 
 /* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows. */
@@ -1036,8 +1069,12 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                     opt->tile_dense_percent ? opt->tile_dense_percent : TILE_DENSE_PERCENT,
                     opt->tile_coo_max ? opt->tile_coo_max : TILE_COO_MAX,
                     opt->tile_ell_cv_percent ? opt->tile_ell_cv_percent : TILE_ELL_CV_PERCENT};
-    const int auto_deferred = opt->tile_deferred_coo == 0 && A->nnz > threshold; /* decided after pass 1 */
-    const int regular = auto_deferred && spmvport_rows_regular(A);
+    const int on_gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0; /* known GPU */
+    const int regular = spmvport_rows_regular(A);
+    /* decided after pass 1; on a GPU, regular rows also under the threshold unless one is asked for (small_deferral) */
+    int auto_deferred = opt->tile_deferred_coo == 0 &&
+                        (A->nnz > threshold || (on_gpu && regular && opt->tile_deferred_threshold == 0));
+    const tile_cfg cfg_pass1 = cfg; /* what pass 1 starts from, again if a small matrix's deferral is undone */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
@@ -1057,6 +1094,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
     /* Pass 1, then again whenever a choice below changes it: band tiles kept or not (band_plan), the deferral, and
      * after a deferral the band choice once more. */
+pass1:
     st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                    cfg.deferred ? def_ptr : NULL, msg, msglen);
     for (;;) { /* at most twice: the deferral is set once */
@@ -1080,6 +1118,14 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             break;
         defer_automatically(&cfg, regular, opt);
         st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
+    }
+    if (st == SPMV_STATUS_SUCCESS && auto_deferred && A->nnz <= threshold && cfg.deferred &&
+        !small_deferral_pays(&z, A->nnz)) { /* undone: pass 1 again, as without the deferral */
+        auto_deferred = 0, cfg = cfg_pass1;
+        const int64_t tile_rows = z.tile_rows;
+        memset(&z, 0, sizeof z);
+        z.tile_rows = tile_rows;
+        goto pass1;
     }
     /* A band plan whose other tiles all lie within 7 diagonals makes them band tiles too, however many of their
      * slots are holes, when that adds at most a tenth to the value slots: a CSR or COO tile in a band pass runs the
@@ -1153,12 +1199,15 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
             if (short_last_wave(&z, dev, fd->warp_size)) balance = third_of_longest(tile_ptr, z.tile_rows);
         }
     }
-    /* block tasks: only in the shuffled kernels with steps of 4 or 16 (below); automatically where the tile rows
-     * take at most 2/3 of a wave or 1 to 1.5 waves (auto_block_tasks), unless a balance is asked for */
-    const int bk = st != SPMV_STATUS_SUCCESS || !shuffles(opt, &cfg, &z) ? 1
-                   : opt->tile_block_tasks > 0                             ? opt->tile_block_tasks
-                   : opt->tile_block_tasks == 0 && opt->tile_balance == 0 ? auto_block_tasks(&z, dev, fd->warp_size)
-                                                                          : 1;
+    /* block tasks: only in the shuffled kernels with steps of 4 or 16 (below); automatically where long tile rows
+     * take at most 2/3 of a wave or 1 to 1.5 waves, or regular short ones fewer than 16 an SM (auto_block_tasks),
+     * unless a balance is asked for */
+    int bk = 1;
+    if (st == SPMV_STATUS_SUCCESS && shuffles(opt, &cfg, &z)) {
+        if (opt->tile_block_tasks > 0) bk = opt->tile_block_tasks;
+        else if (opt->tile_block_tasks == 0 && opt->tile_balance == 0)
+            bk = auto_block_tasks(&z, dev, fd->warp_size, regular);
+    }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, bk, msg, msglen);
     if (!cfg.deferred) {
         free(def_ptr);
