@@ -798,11 +798,12 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
  * fem3d:2:9 kept too few CSR tiles for x by shuffles (2-14% slower deferred). Before (session 36) these plans kept
  * their COO tiles in the tile kernel, split their tile rows at 8 tiles with carries and a fix-up launch, or (43%
  * CSR tiles, fem3d:3:16) ran without shuffles. H200, session 37 (runs 2-3, tile time before / after, three
- * alternating processes each, x cuSPARSE f64 / f32 after): fem3d:3:16 1.63-1.80x / 1.54-1.58x faster (1.11 / 1.14),
+ * alternating processes each, x cuSPARSE f64 / f32 after): fem3d:3:16 1.63-1.80x / 1.52-1.58x faster (1.11 / 1.14),
  * :3:18 1.27-1.31 / 1.24-1.26 (1.11 / 1.16), :3:20 1.37-1.41 / 1.28-1.32 (1.09 / 1.07-1.12), :3:22 1.19-1.20 /
- * 1.17-1.22 (1.03-1.05 / 1.06-1.10), :3:9-15 1.11-1.42, fem3d:4:8-10, :5:10-14, :6:9-12, :7:8-10 1.10-1.67, fem3d:2
- * f64 1.22-2.10 (f32 plans are band plans: unchanged); the 11 shared structural matrices it changes 1.20-1.87x
- * (bcsstk13-33, fidapex6, fidapm08, mhd4800b, rbsa480, s3rmt3m3, at the 5-13 us launch floor). */
+ * 1.17-1.22 (1.03-1.05 / 1.06-1.10), :3:9-21 1.09-1.44, fem3d:4:8-10, :5:10-14, :6:9-12, :7:8-10 1.10-1.67, fem3d:2
+ * f64 1.22-1.97 (f32: band plans but :2:12, unchanged); the 11 shared structural matrices it changes 0.97-1.87x
+ * (bcsstk13-33, fidapex6, fidapm08, mhd4800b, rbsa480, s3rmt3m3; at the 5-13 us launch floor, 1.20-1.87x but
+ * mhd4800b f64, 0.97-1.17x). */
 static int small_deferral_pays(const tile_sizes *z, int64_t nnz)
 {
     return TILE_SMALL_DEFERRED_PART * z->def_nnz <= nnz && mostly_csr(z);
