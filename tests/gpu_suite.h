@@ -600,6 +600,7 @@ static void check_mixed_band_plan(spmv_context_t *ctx, const spmv_matrix_t *A, i
     spmv_plan_options_t o;
     spmv_plan_options_init(&o);
     o.tile_balance = balance;
+    o.tile_group_tasks = 1; /* the band items' task shape (small mixed band plans otherwise drop their band tiles) */
     const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
     const char *gt = strstr(info.stats, "group_tasks="), *bb = strstr(info.stats, "band_batch=");
     const char *coo = strstr(info.stats, "coo_tiles="), *band = strstr(info.stats, "band_tiles=");
@@ -756,6 +757,28 @@ Test(SUITE, tile_small_fem_default, .timeout = 600)
                   info.stats);
         double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:3:16", A, 0);
         cr_assert(r >= 0, "fem3d:3:16: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* The default plan of a small 27-point stencil (stencil3d:27:24, 864 tile rows): with 49 or more multiprocessors
+ * (under 16 tile rows an SM) its mixed band plan gives way to CSR tiles with x by shuffles and block tasks; with
+ * fewer it stays a band plan. Both precisions, against the oracle. */
+Test(SUITE, tile_small_stencil_default, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:24", p ? SPMV_F32 : SPMV_F64, 13), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        cr_assert((support_stat(info.stats, "band_tiles") == 0) == (16 * dev.multiprocessors > 864),
+                  "stencil3d:27:24 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
+                  info.stats);
+        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "stencil3d:27:24", A, 0);
+        cr_assert(r >= 0, "stencil3d:27:24: %s", spmv_last_error(ctx));
         spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);

@@ -1433,6 +1433,54 @@ Test(tile_invariants, small_regular_deferral)
     }
 }
 
+/* On a GPU a band plan of fewer than 16 tile rows an SM with under 90% band tiles is built again without band
+ * tiles, and kept so where that plan is mostly CSR: stencil3d:27:24 (864 tile rows, its band plan 73% band tiles) on
+ * 132 SMs becomes a plan of CSR tiles with x by shuffles and block tasks; on 54 SMs (864 = 16 x 54), on the CPU
+ * backend and at 20 points (its plan without band tiles not mostly CSR) it stays a band plan, as does the 7-point
+ * stencil (its other tiles COO and ELL). The plans kept are the ones band plans had before the rule. */
+Test(tile_invariants, small_mixed_band_plans)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
+    gpu.shared_mem_per_block = 48 * 1024;
+    const struct {
+        const char *spec;
+        int sms, cpu, band;
+    } cases[] = {{"stencil3d:27:24", 132, 0, 0}, {"stencil3d:27:24", 54, 0, 1}, {"stencil3d:27:24", 132, 1, 1},
+                 {"stencil3d:27:20", 132, 0, 1}, {"stencil3d:7:30", 132, 0, 1}};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            spmv_device_info_t dev = gpu;
+            dev.multiprocessors = cases[i].sms;
+            if (cases[i].cpu) dev.backend = SPMV_BACKEND_CPU;
+            spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+            spmvport_format_data fd;
+            build_layout(&fd, A, 32, &o, &dev);
+            const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            const double band = support_stat(fd.stats, "band_tiles"), tiles = support_stat(fd.stats, "tiles");
+            if (cases[i].band) {
+                cr_assert(band > 0 && 10 * band < 9 * tiles, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+            } else {
+                cr_assert(band == 0 && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
+                          "%s case %zu: %s", cases[i].spec, i, fd.stats);
+                /* the same plan as every tile but band asked for (tile_variant 2) */
+                spmv_plan_options_t v = o;
+                v.tile_variant = 2;
+                spmvport_format_data ref;
+                build_layout(&ref, A, 32, &v, &dev);
+                cr_assert_eq(ref.params[SPMVPORT_TILE_P_TILES], fd.params[SPMVPORT_TILE_P_TILES], "%s", ref.stats);
+                cr_assert_eq(ref.params[SPMVPORT_TILE_P_FLAGS], fl, "%s / %s", ref.stats, fd.stats);
+                spmvport_format_data_free(&ref);
+            }
+            check_tasks(&fd, "small mixed band plans");
+            spmvport_format_data_free(&fd);
+            spmv_matrix_destroy(A);
+        }
+}
+
 Test(tile_invariants, csr_step16_rule)
 {
     spmv_device_info_t gpu, cpu;

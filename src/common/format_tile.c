@@ -75,6 +75,7 @@
  * row), where that moves at most 1 / TILE_SMALL_DEFERRED_PART of the entries and leaves the plan mostly CSR
  * (small_deferral_pays). See small_deferral_pays for why and what it measured. */
 #define TILE_SMALL_DEFERRED_PART 4
+#define TILE_SMALL_BAND_PERCENT 90
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol", "band"};
@@ -983,6 +984,31 @@ static int band_plan(const tile_sizes *z)
            2 * z->hist_nnz[SPMVPORT_TILE_BAND] >= all_nnz;
 }
 
+/* A band plan on a GPU whose tile rows are fewer than 16 an SM and whose tiles are under TILE_SMALL_BAND_PERCENT band
+ * tiles: the builder tries it without band tiles and keeps that where it is mostly CSR (x by shuffles, and block
+ * tasks at these sizes), else the band plan. A band pass with another format in it runs tile after tile, and under
+ * 16 tile rows an SM a task per group leaves most of the GPU idle. H200, session 37 (runs D6, D7: time before /
+ * after, three alternating processes each, f64 / f32; x cuSPARSE after): stencil3d:27:21-30 1.62-2.12 / 1.87-2.40
+ * (0.94-1.77 / 1.03-1.74; they were 0.48-0.89), fem3d:2:14 and :2:15 in f32 3.73-4.60 (1.11-1.74; 0.28-0.46 before),
+ * lns_3937 1.51-1.68 / 1.48-1.69, t2dal_bci 1.74-1.89 / 1.71-1.89; :27:21, 23, 25, 27 and 29 out of sample. Where the
+ * plan without band tiles was not mostly CSR it was mostly slower (runs D5, D6: stencil3d:7:17-30 0.75-0.99 but :7:28
+ * f32 1.08-1.10, their other tiles COO and ELL; stencil3d:27:20 f64 0.99-1.01), so those keep the band plan, as
+ * brainpc2 does though it was 1.57-2.54x faster without (no rule told it apart); all-band plans lost without band
+ * tiles (run D5: stencil2d:5:150-180 0.61-0.84, dw8192 0.75-0.82) and are not tried. */
+static int small_mixed_band_plan(const tile_sizes *z, const spmv_device_info_t *dev)
+{
+    return dev != NULL && z->tile_rows < TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors &&
+           100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
+}
+
+/* The sizes of a plan not counted yet (a pass 1 begun again). */
+static void reset_sizes(tile_sizes *z)
+{
+    const int64_t tile_rows = z->tile_rows;
+    memset(z, 0, sizeof *z);
+    z->tile_rows = tile_rows;
+}
+
 /* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
 static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile_sizes *z,
                                int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
@@ -1073,9 +1099,11 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     const int on_gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0; /* known GPU */
     const int regular = spmvport_rows_regular(A);
     /* decided after pass 1; on a GPU, regular rows also under the threshold unless one is asked for (small_deferral) */
-    int auto_deferred = opt->tile_deferred_coo == 0 &&
-                        (A->nnz > threshold || (on_gpu && regular && opt->tile_deferred_threshold == 0));
-    const tile_cfg cfg_pass1 = cfg; /* what pass 1 starts from, again if a small matrix's deferral is undone */
+    const int auto_deferred0 = opt->tile_deferred_coo == 0 &&
+                               (A->nnz > threshold || (on_gpu && regular && opt->tile_deferred_threshold == 0));
+    int auto_deferred = auto_deferred0;
+    tile_cfg cfg_pass1 = cfg; /* what pass 1 starts from, again if a choice below is undone */
+    int band_dropped = 0;     /* a small mixed band plan: 1 tried without band tiles, 2 band tiles back */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
@@ -1123,9 +1151,7 @@ pass1:
     if (st == SPMV_STATUS_SUCCESS && auto_deferred && A->nnz <= threshold && cfg.deferred &&
         !small_deferral_pays(&z, A->nnz)) { /* undone: pass 1 again, as without the deferral */
         auto_deferred = 0, cfg = cfg_pass1;
-        const int64_t tile_rows = z.tile_rows;
-        memset(&z, 0, sizeof z);
-        z.tile_rows = tile_rows;
+        reset_sizes(&z);
         goto pass1;
     }
     /* A band plan whose other tiles all lie within 7 diagonals makes them band tiles too, however many of their
@@ -1148,6 +1174,19 @@ pass1:
                 (z.hist_tiles[SPMVPORT_TILE_BAND] == z.tiles && z.slots * 10 <= slots_before * 11))
                 break;
         }
+    }
+    /* A band plan of few tile rows with other tiles in it is built again without band tiles, and kept so where that
+     * plan is mostly CSR (small_mixed_band_plan); not when the band kernels' task shape is asked for */
+    if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 &&
+        small_mixed_band_plan(&z, on_gpu ? dev : NULL)) {
+        band_dropped = 1, cfg_pass1.band = 0, cfg = cfg_pass1;
+        reset_sizes(&z);
+        goto pass1;
+    }
+    if (st == SPMV_STATUS_SUCCESS && band_dropped == 1 && !mostly_csr(&z)) {
+        band_dropped = 2, cfg_pass1.band = 1, cfg = cfg_pass1, auto_deferred = auto_deferred0;
+        reset_sizes(&z);
+        goto pass1;
     }
     /* A plan with x by shuffles stores its ELL tiles as CSR (ADPT only): the shuffled loop takes a warp step only
      * where every group's tile is CSR, and an ELL tile beside a CSR one sends the whole warp down the formats' own
