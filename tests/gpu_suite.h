@@ -717,6 +717,18 @@ Test(SUITE, tile_csr_step16_fem, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* tile's default plan of the generated matrix `spec` on the GPU, checked against the oracle; its plan info. */
+static spmv_plan_info_t check_default_tile(spmv_context_t *ctx, const char *spec, spmv_precision_t p, uint64_t seed)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, spec, p, seed), SPMV_STATUS_SUCCESS);
+    const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+    double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, spec, A, 0);
+    cr_assert(r >= 0, "%s: %s", spec, spmv_last_error(ctx));
+    spmv_matrix_destroy(A);
+    return info;
+}
+
 /* The default plan of FEM blocks of 6 unknowns above the deferral's threshold (fem3d:6:15, 3M entries, 3.4 COO
  * tiles a tile row: regular rows defer from 2): deferred COO inside the tile kernel, both precisions; under 2/3 of
  * a wave of tile rows on a large GPU, with block tasks (their split weighted: the row's first task adds the deferred
@@ -725,14 +737,9 @@ Test(SUITE, tile_deferred_fem_blocks_of_6, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:6:15", p ? SPMV_F32 : SPMV_F64, 11), SPMV_STATUS_SUCCESS);
-        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        const spmv_plan_info_t info = check_default_tile(ctx, "fem3d:6:15", p ? SPMV_F32 : SPMV_F64, 11);
         cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "deferred_inline") == 1,
                   "fem3d:6:15: not the plan the test is for: %s", info.stats);
-        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:6:15", A, 0);
-        cr_assert(r >= 0, "fem3d:6:15: %s", spmv_last_error(ctx));
-        spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
 }
@@ -747,17 +754,12 @@ Test(SUITE, tile_small_fem_default, .timeout = 600)
     spmv_device_info_t dev;
     cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:3:16", p ? SPMV_F32 : SPMV_F64, 13), SPMV_STATUS_SUCCESS);
-        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        const spmv_plan_info_t info = check_default_tile(ctx, "fem3d:3:16", p ? SPMV_F32 : SPMV_F64, 13);
         const double bk = strstr(info.stats, "block_tasks=") ? support_stat(info.stats, "block_tasks") : 1;
         cr_assert(support_stat(info.stats, "deferred") == 1 && support_stat(info.stats, "deferred_inline") == 1 &&
                       (dev.multiprocessors < 49 || bk >= 2),
                   "fem3d:3:16 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
                   info.stats);
-        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "fem3d:3:16", A, 0);
-        cr_assert(r >= 0, "fem3d:3:16: %s", spmv_last_error(ctx));
-        spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
 }
@@ -771,15 +773,10 @@ Test(SUITE, tile_small_stencil_default, .timeout = 600)
     spmv_device_info_t dev;
     cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
     for (int p = 0; p < 2; p++) {
-        spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:24", p ? SPMV_F32 : SPMV_F64, 13), SPMV_STATUS_SUCCESS);
-        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+        const spmv_plan_info_t info = check_default_tile(ctx, "stencil3d:27:24", p ? SPMV_F32 : SPMV_F64, 13);
         cr_assert((support_stat(info.stats, "band_tiles") == 0) == (16 * dev.multiprocessors > 864),
                   "stencil3d:27:24 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
                   info.stats);
-        double r = support_check_format(ctx, SPMV_FORMAT_TILE, NULL, "stencil3d:27:24", A, 0);
-        cr_assert(r >= 0, "stencil3d:27:24: %s", spmv_last_error(ctx));
-        spmv_matrix_destroy(A);
     }
     spmv_context_destroy(ctx);
 }

@@ -1364,6 +1364,16 @@ Test(tile_invariants, block_tasks_rule)
     }
 }
 
+/* A GPU of 132 SMs with 60 MB of L2 (an H200's figures), for builder rules that depend on the device. */
+static spmv_device_info_t h200_model(void)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
+    gpu.shared_mem_per_block = 48 * 1024;
+    return gpu;
+}
+
 /* On a GPU, plans of regular rows defer their COO tiles under the 1.8M threshold too, unless more than a quarter of
  * the entries would go or the plan would not be mostly CSR; and tile rows under 16 an SM that are shorter than 18
  * tiles take block tasks: 4 where 4 a tile row fit one wave of warps (1280 threads an SM), else 2. fem3d:3:16 (768
@@ -1373,10 +1383,7 @@ Test(tile_invariants, block_tasks_rule)
  * not mostly CSR (fem3d:2:9) keep the plan they had without the rule. */
 Test(tile_invariants, small_regular_deferral)
 {
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
-    gpu.shared_mem_per_block = 48 * 1024;
+    const spmv_device_info_t gpu = h200_model();
     const struct {
         const char *spec;
         int sms, warp, cpu, threshold, coo, deferred, bk;
@@ -1440,10 +1447,7 @@ Test(tile_invariants, small_regular_deferral)
  * stencil (its other tiles COO and ELL). The plans kept are the ones band plans had before the rule. */
 Test(tile_invariants, small_mixed_band_plans)
 {
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
-    gpu.shared_mem_per_block = 48 * 1024;
+    const spmv_device_info_t gpu = h200_model();
     const struct {
         const char *spec;
         int sms, cpu, band;
@@ -1483,11 +1487,8 @@ Test(tile_invariants, small_mixed_band_plans)
 
 Test(tile_invariants, csr_step16_rule)
 {
-    spmv_device_info_t gpu, cpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
-    gpu.shared_mem_per_block = 48 * 1024;
-    cpu = gpu, cpu.backend = SPMV_BACKEND_CPU;
+    spmv_device_info_t gpu = h200_model(), cpu = gpu;
+    cpu.backend = SPMV_BACKEND_CPU;
     const struct {
         const char *spec;
         const spmv_device_info_t *dev;
