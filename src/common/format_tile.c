@@ -75,6 +75,7 @@
  * row), where that moves at most 1 / TILE_SMALL_DEFERRED_PART of the entries and leaves the plan mostly CSR
  * (small_deferral_pays). See small_deferral_pays for why and what it measured. */
 #define TILE_SMALL_DEFERRED_PART 4
+/* Band plans under 16 tile rows an SM with fewer band tiles than this percent: tried without (small_mixed_band_plan) */
 #define TILE_SMALL_BAND_PERCENT 90
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
@@ -721,6 +722,20 @@ typedef struct {
     int64_t rule_coo; /* tiles chosen COO before BAND replacements: a plan without band tiles has as many COO */
 } tile_sizes;
 
+/* A GPU whose multiprocessors are known: the rules by waves of resident warps apply (not on the CPU backend, whose
+ * "multiprocessors" are threads). */
+static int known_gpu(const spmv_device_info_t *dev)
+{
+    return dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0;
+}
+
+/* Tile rows fewer than 16 an SM on a GPU (a quarter of the warps it holds): the wide-plan balance leaves such plans at
+ * the paper's 8, and the small-plan rules (block tasks for short tile rows, small mixed band plans) apply. */
+static int few_tile_rows(const tile_sizes *z, const spmv_device_info_t *dev)
+{
+    return z->tile_rows < TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors;
+}
+
 /* At least half the stored tiles CSR: x by shuffles by default, and wide plans unsplit up to 32 tiles a task. */
 static int mostly_csr(const tile_sizes *z)
 {
@@ -770,8 +785,7 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
  * of 6 and 7 (Dense tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
 static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int regular)
 {
-    if (dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || !mostly_csr(z))
-        return 1;
+    if (!known_gpu(dev) || !mostly_csr(z)) return 1;
     const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
     const int warps = SPMVPORT_TILE_BLOCK / warp_size;
     /* Tile rows of fewer than 18 tiles (FEM blocks of 2-3 unknowns, small structural matrices, and FEM blocks of
@@ -783,7 +797,7 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
      * in f32, so plans of 16 tile rows an SM or more keep their whole rows. With the deferral above (its numbers
      * there); bcsstk14, bcsstk21, fidapex6, mhd4800b and s3rmt3m3 (no COO tiles to defer) 1.03-1.54x faster. */
     if (z->tiles < TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows) {
-        if (!regular || z->tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors) return 1;
+        if (!regular || !few_tile_rows(z, dev)) return 1;
         if (warps >= 4 && 4 * z->tile_rows <= resident) return 4;
         return 2 * z->tile_rows <= resident ? 2 : 1;
     }
@@ -997,8 +1011,7 @@ static int band_plan(const tile_sizes *z)
  * tiles (run D5: stencil2d:5:150-180 0.61-0.84, dw8192 0.75-0.82) and are not tried. */
 static int small_mixed_band_plan(const tile_sizes *z, const spmv_device_info_t *dev)
 {
-    return dev != NULL && z->tile_rows < TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors &&
-           100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
+    return few_tile_rows(z, dev) && 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
 }
 
 /* The sizes of a plan not counted yet (a pass 1 begun again). */
@@ -1096,7 +1109,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                     opt->tile_dense_percent ? opt->tile_dense_percent : TILE_DENSE_PERCENT,
                     opt->tile_coo_max ? opt->tile_coo_max : TILE_COO_MAX,
                     opt->tile_ell_cv_percent ? opt->tile_ell_cv_percent : TILE_ELL_CV_PERCENT};
-    const int on_gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0; /* known GPU */
+    const int on_gpu = known_gpu(dev);
     const int regular = spmvport_rows_regular(A);
     /* decided after pass 1; on a GPU, regular rows also under the threshold unless one is asked for (small_deferral) */
     const int auto_deferred0 = opt->tile_deferred_coo == 0 &&
@@ -1122,7 +1135,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     }
     int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
     /* Pass 1, then again whenever a choice below changes it: band tiles kept or not (band_plan), the deferral, and
-     * after a deferral the band choice once more. */
+     * after a deferral the band choice once more; from here again when a small plan's deferral is undone or its band
+     * tiles are tried without (each at most once). */
 pass1:
     st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                    cfg.deferred ? def_ptr : NULL, msg, msglen);
@@ -1177,8 +1191,8 @@ pass1:
     }
     /* A band plan of few tile rows with other tiles in it is built again without band tiles, and kept so where that
      * plan is mostly CSR (small_mixed_band_plan); not when the band kernels' task shape is asked for */
-    if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 &&
-        small_mixed_band_plan(&z, on_gpu ? dev : NULL)) {
+    if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 && on_gpu &&
+        small_mixed_band_plan(&z, dev)) {
         band_dropped = 1, cfg_pass1.band = 0, cfg = cfg_pass1;
         reset_sizes(&z);
         goto pass1;
@@ -1232,8 +1246,7 @@ pass1:
          * :46 1.05 / 1.02 -> 1.12 / 1.13, :50 1.07 / 1.04 -> 1.15 / 1.15; but on graphs of COO tiles, where a
          * tile's chain is longer and the split tasks are the parallelism, 32 made cage11 1.34x / 1.14x and nh2010
          * 1.06x / 1.10x slower, so they keep 16. */
-        else if (!cfg.band && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0 && /* CPU: threads */
-                 z.tile_rows >= TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors) {
+        else if (!cfg.band && on_gpu && !few_tile_rows(&z, dev)) {
             balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE,
                                 mostly_csr(&z) ? TILE_WIDE_CSR_BALANCE_MAX : TILE_WIDE_BALANCE_MAX);
             if (short_last_wave(&z, dev, fd->warp_size)) balance = third_of_longest(tile_ptr, z.tile_rows);
