@@ -28,6 +28,16 @@ static spmv_plan_options_t tile_options(int warp_size, int variant, int deferred
     return opt;
 }
 
+/* A CUDA GPU of `sms` SMs with 60 MB of L2 (an H200 has 132), for the builder rules that depend on the device. */
+static spmv_device_info_t model_gpu(int sms)
+{
+    spmv_device_info_t gpu;
+    memset(&gpu, 0, sizeof gpu);
+    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = sms;
+    gpu.shared_mem_per_block = 48 * 1024;
+    return gpu;
+}
+
 /* ---- a matrix that selects every one of the eight tile formats (and has edge tiles) ------------------------ */
 
 typedef struct {
@@ -1266,9 +1276,7 @@ Test(tile_invariants, csr_step_rule)
  * 1.54, both whole; and never on the CPU backend or with an explicit tile_balance. */
 Test(tile_invariants, short_last_wave_splits_rows)
 {
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
-    dev.backend = SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20, dev.shared_mem_per_block = 48 * 1024;
+    spmv_device_info_t dev = model_gpu(0);
     const struct {
         int sms, cpu, balance, split;
     } cases[] = {{10, 0, 0, 1}, {11, 0, 0, 0}, {7, 0, 0, 0}, {10, 1, 0, 0}, {10, 0, 32, 0}};
@@ -1325,10 +1333,8 @@ Test(tile_invariants, block_tasks_rule)
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:12", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            spmv_device_info_t dev;
-            memset(&dev, 0, sizeof dev);
-            dev.backend = cases[i].cpu ? SPMV_BACKEND_CPU : SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20;
-            dev.multiprocessors = cases[i].sms, dev.shared_mem_per_block = 48 * 1024;
+            spmv_device_info_t dev = model_gpu(cases[i].sms);
+            if (cases[i].cpu) dev.backend = SPMV_BACKEND_CPU;
             spmvport_format_data fd;
             spmv_plan_options_t o = tile_options(cases[i].warp, 0, 0, cases[i].balance);
             o.tile_block_tasks = cases[i].option;
@@ -1346,10 +1352,7 @@ Test(tile_invariants, block_tasks_rule)
         }
         spmv_matrix_destroy(A);
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:6:10", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
-        spmv_device_info_t dev;
-        memset(&dev, 0, sizeof dev);
-        dev.backend = SPMV_BACKEND_CUDA, dev.l2_bytes = (size_t)60 << 20, dev.multiprocessors = 6;
-        dev.shared_mem_per_block = 48 * 1024;
+        const spmv_device_info_t dev = model_gpu(6);
         spmvport_format_data fd;
         spmv_plan_options_t o = tile_options(32, 0, 0, 0);
         build_layout(&fd, A, 32, &o, &dev);
@@ -1364,16 +1367,6 @@ Test(tile_invariants, block_tasks_rule)
     }
 }
 
-/* A GPU of 132 SMs with 60 MB of L2 (an H200's figures), for builder rules that depend on the device. */
-static spmv_device_info_t h200_model(void)
-{
-    spmv_device_info_t gpu;
-    memset(&gpu, 0, sizeof gpu);
-    gpu.backend = SPMV_BACKEND_CUDA, gpu.l2_bytes = (size_t)60 << 20, gpu.multiprocessors = 132;
-    gpu.shared_mem_per_block = 48 * 1024;
-    return gpu;
-}
-
 /* On a GPU, plans of regular rows defer their COO tiles under the 1.8M threshold too, unless more than a quarter of
  * the entries would go or the plan would not be mostly CSR; and tile rows under 16 an SM that are shorter than 18
  * tiles take block tasks: 4 where 4 a tile row fit one wave of warps (1280 threads an SM), else 2. fem3d:3:16 (768
@@ -1383,7 +1376,7 @@ static spmv_device_info_t h200_model(void)
  * not mostly CSR (fem3d:2:9) keep the plan they had without the rule. */
 Test(tile_invariants, small_regular_deferral)
 {
-    const spmv_device_info_t gpu = h200_model();
+    const spmv_device_info_t gpu = model_gpu(132);
     const struct {
         const char *spec;
         int sms, warp, cpu, threshold, coo, deferred, bk;
@@ -1447,7 +1440,7 @@ Test(tile_invariants, small_regular_deferral)
  * stencil (its other tiles COO and ELL). The plans kept are the ones band plans had before the rule. */
 Test(tile_invariants, small_mixed_band_plans)
 {
-    const spmv_device_info_t gpu = h200_model();
+    const spmv_device_info_t gpu = model_gpu(132);
     const struct {
         const char *spec;
         int sms, cpu, band;
@@ -1487,7 +1480,7 @@ Test(tile_invariants, small_mixed_band_plans)
 
 Test(tile_invariants, csr_step16_rule)
 {
-    spmv_device_info_t gpu = h200_model(), cpu = gpu;
+    spmv_device_info_t gpu = model_gpu(132), cpu = gpu;
     cpu.backend = SPMV_BACKEND_CPU;
     const struct {
         const char *spec;
