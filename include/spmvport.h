@@ -427,7 +427,14 @@ typedef struct spmv_plan_options {
                                   * warps of a 128-thread block: 4 at W = 32, 2 at W = 64); only plans with x by
                                   * shuffles in steps of 4 or 16 (no band tiles). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[15];            /* zero; room for more options without breaking the ABI (64 ints in all since
+    /* SPMV_FORMAT_AMF_CSR, 0.3.0 (a reserved slot) */
+    int amf_regular;             /* regular folds: where every fold of a one-step plan holds as many rows and entries
+                                  * as the first (rows of one length, as a k-regular graph's or a matrix of exactly
+                                  * K entries a row), the one-step kernel derives a fold's rows and entries from its
+                                  * index instead of loading fold_row and fold_ptr (one memory round trip fewer on
+                                  * a warp's chain). 0 = automatic (on where the folds are regular), -1 = never.
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[14];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;
 

@@ -319,6 +319,23 @@ Test(SUITE, amf_uniform_sub_blocks, .timeout = 600)
             cr_assert(r >= 0, "%s: %s", autos[g], spmv_last_error(ctx));
             spmv_matrix_destroy(A);
         }
+        /* regular folds (amf_regular): rows of exactly 4 entries, 200001 of them, so the last fold holds one row;
+         * the bounds derived in the one-step kernel (automatic; a one-step plan on the H100 and H200) and read
+         * (-1) */
+        for (int v = 0; v < 2; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_regular = v ? -1 : 0;
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, "uniform:200001:4", prec, 7), SPMV_STATUS_SUCCESS);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, &o);
+            const int one_step = support_stat(info.stats, "one_step") != 0; /* one-step plans only (H100, H200) */
+            cr_assert(strstr(info.stats, v || !one_step ? "regular=0:0" : "regular=4:16") != NULL,
+                      "uniform:200001:4 amf_regular %d: not the plan the test is for: %s", o.amf_regular, info.stats);
+            double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, "uniform:200001:4", A, 1);
+            cr_assert(r >= 0, "uniform:200001:4 amf_regular %d: %s", o.amf_regular, spmv_last_error(ctx));
+            spmv_matrix_destroy(A);
+        }
     }
     spmv_context_destroy(ctx);
 }

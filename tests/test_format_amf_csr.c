@@ -133,6 +133,17 @@ static void check_units(const spmvport_format_data *fd, const spmv_matrix_t *A, 
     }
     cr_assert_eq(longs, fd->params[AMF_P_LONG_ROWS], "%s", name);
     cr_assert_eq(fold_max, fd->params[AMF_P_FOLD_MAX], "%s", name);
+    /* regular folds: only on one-step plans without long rows, and the bounds they derive are the arrays' */
+    if (fd->params[AMF_P_REGULAR_ROWS] > 0) {
+        cr_assert(fd->params[AMF_P_ONE_STEP] != 0 && longs == 0, "%s: regular folds on this plan", name);
+        for (int64_t u = 0; u < units; u++) {
+            int64_t r0, rows, fb, fe;
+            amf_fold_bounds(fd->params, fold_row, fold_ptr, A->m, A->nnz, u, &r0, &rows, &fb, &fe);
+            cr_assert(r0 == fold_row[u] && rows == fold_row[u + 1] - r0 && fb == fold_ptr[u] && fe == fold_ptr[u + 1],
+                      "%s: regular fold %lld is not the arrays' (rows %lld + %lld, entries %lld .. %lld)", name,
+                      (long long)u, (long long)r0, (long long)rows, (long long)fb, (long long)fe);
+        }
+    }
 }
 
 static void check_sub_blocks(const spmvport_format_data *fd, const char *name)
@@ -635,6 +646,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_one_step", offsetof(spmv_plan_options_t, amf_one_step), {-2, 3}, 2},
         {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
         {"amf_step_window", offsetof(spmv_plan_options_t, amf_step_window), {-1, 2, 16}, 3},
+        {"amf_regular", offsetof(spmv_plan_options_t, amf_regular), {-2, 1}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -934,6 +946,51 @@ Test(amf_csr, uniform_sub_blocks)
 }
 
 /* Adaptive folding folds regular short rows 4 at a time and stays within T_s on irregular ones. */
+/* Regular folds (options.amf_regular): where every fold of a one-step plan holds the first fold's rows and entries
+ * (rows of exactly K entries), the executor derives the bounds as the kernel does. The parameters for generated
+ * matrices of K = 1, 3, 4 (m a multiple of 4 or not: a short last fold), W = 32 and 64, both precisions; none for a
+ * 5-point stencil (shorter boundary rows) or with amf_regular = -1; the layout checks (check_units compares the
+ * derived bounds with the arrays), the executor against the oracle, and bitwise the y of the plan that reads the
+ * arrays (the same sums in the same order). */
+Test(amf_csr, regular_folds)
+{
+    static const struct {
+        const char *gen;
+        int64_t rows, entries;
+    } cases[] = {{"uniform:1000:4", 4, 16}, {"uniform:1001:3", 4, 12}, {"uniform:999:1", 4, 4},
+                 {"uniform:20000:4", 4, 16}, {"stencil2d:5:40", 0, 0}};
+    for (int p = 0; p < 2; p++)
+        for (int w = 32; w <= 64; w *= 2)
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+                spmv_matrix_t *A = NULL;
+                cr_assert_eq(spmv_matrix_generate(&A, cases[c].gen, prec, 3), SPMV_STATUS_SUCCESS);
+                spmvport_format_data fd, arrays;
+                spmv_plan_options_t opt = options(w, 0);
+                build_with(&fd, A, w, &opt);
+                opt.amf_regular = -1;
+                build_with(&arrays, A, w, &opt);
+                cr_assert_neq(fd.params[AMF_P_ONE_STEP], 0, "%s: not a one-step plan: %s", cases[c].gen, fd.stats);
+                cr_assert_eq(fd.params[AMF_P_REGULAR_ROWS], cases[c].rows, "%s W %d: %s", cases[c].gen, w, fd.stats);
+                cr_assert_eq(fd.params[AMF_P_REGULAR_ENTRIES], cases[c].entries, "%s W %d: %s", cases[c].gen, w,
+                             fd.stats);
+                cr_assert_eq(arrays.params[AMF_P_REGULAR_ROWS], 0, "%s: %s", cases[c].gen, arrays.stats);
+                check_layout(&fd, A, cases[c].gen);
+                check_executor_direct(&fd, A, cases[c].gen);
+                const size_t vs = spmvport_value_size(prec);
+                void *x = malloc(vs * (size_t)A->n), *y1 = calloc((size_t)A->m, vs), *y2 = calloc((size_t)A->m, vs);
+                cr_assert(x && y1 && y2);
+                support_random_vector(x, A->n, prec, 9);
+                spmvport_cpu_amf_csr(&fd, 1.5, x, 0.0, y1);
+                spmvport_cpu_amf_csr(&arrays, 1.5, x, 0.0, y2);
+                cr_assert(memcmp(y1, y2, vs * (size_t)A->m) == 0, "%s W %d: regular folds change y", cases[c].gen, w);
+                free(x), free(y1), free(y2);
+                spmvport_format_data_free(&fd);
+                spmvport_format_data_free(&arrays);
+                spmv_matrix_destroy(A);
+            }
+}
+
 Test(amf_csr, adaptive_folding_shape)
 {
     spmv_matrix_t *A = NULL;

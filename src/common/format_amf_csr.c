@@ -164,6 +164,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      AMF_BATCH);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_regular != 0 && opt->amf_regular != -1) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_regular = %d; expected 0 (automatic: regular folds where "
+                     "the one-step plan's folds are) or -1 (never)", opt->amf_regular);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -225,6 +230,7 @@ typedef struct {
     double slot_use, window_use; /* slot_stats */
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
+    int32_t reg_rows, reg_entries; /* regular folds (AMF_P_REGULAR_ROWS, _ENTRIES): 0, or every fold as the first */
 } amf_plan;
 
 /* Fold rows into units (fold_row has room for m + 1). An adaptive fold also stops before it would span more than
@@ -833,6 +839,23 @@ static void slot_stats(const amf_plan *p, const int32_t *fold_row, const int32_t
     *window_use = windows > 0 ? (double)entries / ((double)windows * AMF_BATCH) : 1.0;
 }
 
+/* Regular folds: on a one-step plan without long rows, when every unit u is rows [min(u R, m), min(u R + R, m)) and
+ * entries [min(u E, nnz), min(u E + E, nnz)) (R, E: the first fold's), the one-step kernel derives them from u and
+ * its warps' chain starts at the entries: fold bounds, entries, x becomes entries, x (csr_vector's chain is row
+ * bounds, entries, x). Rows of one length fold so (uniform:M:K, k-regular graphs); a stencil's shorter boundary
+ * rows do not. */
+static void choose_regular(amf_plan *p, const spmv_matrix_t *A, const int32_t *fold_row, const int32_t *fold_ptr,
+                           int mode)
+{
+    p->reg_rows = p->reg_entries = 0;
+    if (mode == -1 || p->one_step == 0 || p->long_rows > 0 || p->units == 0) return;
+    const int64_t R = fold_row[1] - fold_row[0], E = fold_ptr[1] - fold_ptr[0];
+    if (R < 1 || E < 1 || E % R != 0 || (int64_t)A->nnz != (E / R) * A->m) return;
+    for (int64_t u = 1; u <= p->units; u++)
+        if (fold_row[u] != (u * R < A->m ? u * R : A->m) || fold_ptr[u] != (u * E < A->nnz ? u * E : A->nnz)) return;
+    p->reg_rows = (int32_t)R, p->reg_entries = (int32_t)E;
+}
+
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
     char fold[16], mix[96] = "";
@@ -851,7 +874,7 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
                  "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d;step_window=%d;"
-                 "x_sectors=%.3f",
+                 "x_sectors=%.3f;regular=%d:%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
@@ -859,7 +882,7 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, p->slot_use, p->window_use,
                  (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache, p->step_window,
-                 p->x_sectors);
+                 p->x_sectors, p->reg_rows, p->reg_entries);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -886,6 +909,8 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_ONE_STEP] = p->one_step;
     fd->params[AMF_P_WINDOW_CACHE] = p->window_cache;
     fd->params[AMF_P_STEP_WINDOW] = p->step_window;
+    fd->params[AMF_P_REGULAR_ROWS] = p->reg_rows;
+    fd->params[AMF_P_REGULAR_ENTRIES] = p->reg_entries;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -1020,6 +1045,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
         spmvport_msg(msg, msglen, "amf_csr: built %d arrays, expected %d", fd->narrays, AMF_A_COUNT);
         return SPMV_STATUS_INTERNAL_ERROR;
     }
+    choose_regular(&p, A, fd->arrays[AMF_A_FOLD_ROW].data, fd->arrays[AMF_A_FOLD_PTR].data, opt->amf_regular);
     slot_stats(&p, fd->arrays[AMF_A_FOLD_ROW].data, fd->arrays[AMF_A_FOLD_PTR].data, fd->arrays[AMF_A_SUB_UNIT].data,
                fd->arrays[AMF_A_SUB_LANES].data, &p.slot_use, &p.window_use);
     /* a window that two folds read, read twice: cached where that is a large share of the reads (the second read

@@ -71,9 +71,15 @@ enum {
                                * ...); 0: the general kernel */
     AMF_P_WINDOW_CACHE = 19,  /* 1: windows are read with plain (cached) loads, 0: streaming (evict-first) loads
                                * (options.amf_window_cache; no effect on the layout) */
-    AMF_P_STEP_WINDOW = 20    /* entries per window of the one-step kernel by windows (AMF_P_ONE_STEP = 1):
+    AMF_P_STEP_WINDOW = 20,   /* entries per window of the one-step kernel by windows (AMF_P_ONE_STEP = 1):
                                * AMF_BATCH, or AMF_SMALL_WINDOW (options.amf_step_window; automatic in f64 on the
                                * many-wave layouts); the other kernels take windows of AMF_BATCH whatever it says */
+    AMF_P_REGULAR_ROWS = 21,  /* regular folds (options.amf_regular; one-step plans without long rows): R > 0 when
+                               * unit u is rows [min(u R, m), min(u R + R, m)) and entries [min(u E, nnz),
+                               * min(u E + E, nnz)), E = AMF_P_REGULAR_ENTRIES: the one-step kernel derives them
+                               * and reads neither fold_row nor fold_ptr (which still hold the same bounds); 0:
+                               * read the arrays */
+    AMF_P_REGULAR_ENTRIES = 22 /* E, the entries of a regular fold (a multiple of R: every row has E / R) */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */
@@ -110,6 +116,23 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
 /* Unit u is a long row (one row of >= AMF_LONG_MIN entries), computed by its pieces, never as a fold (uniform
  * sub-blocks of the one-step kernel by windows may span it). Builder and CPU executor; the kernel tests the same
  * on the values it loaded. */
+/* Rows [*r0, *r0 + *rows) and entries [*fb, *fe) of unit u: derived for regular folds (AMF_P_REGULAR_ROWS > 0) as
+ * the one-step kernel derives them, else read from fold_row and fold_ptr. CPU executor and tests. */
+static inline void amf_fold_bounds(const int64_t *prm, const int32_t *fold_row, const int32_t *fold_ptr, int64_t m,
+                                   int64_t nnz, int64_t u, int64_t *r0, int64_t *rows, int64_t *fb, int64_t *fe)
+{
+    const int64_t R = prm[AMF_P_REGULAR_ROWS], E = prm[AMF_P_REGULAR_ENTRIES];
+    if (R > 0) {
+        *r0 = u * R < m ? u * R : m;
+        *rows = (*r0 + R < m ? *r0 + R : m) - *r0;
+        *fb = u * E < nnz ? u * E : nnz;
+        *fe = *fb + E < nnz ? *fb + E : nnz;
+    } else {
+        *r0 = fold_row[u], *rows = fold_row[u + 1] - fold_row[u];
+        *fb = fold_ptr[u], *fe = fold_ptr[u + 1];
+    }
+}
+
 static inline int amf_unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int64_t u)
 {
     return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;

@@ -13,7 +13,8 @@
  *               units [s K, min(s K + K, units)) at 2^AMF_P_UNIFORM_LANES lanes, taken from s as the kernel does.
  *               The one-step kernel by entries (AMF_P_ONE_STEP = 2): lane l takes entries fb + l, fb + l + L, ...
  *               instead of windows; the one-step kernel by windows (AMF_P_ONE_STEP = 1) takes windows of
- *               AMF_P_STEP_WINDOW entries (8 or 4). The 4-entry windows fuse each product into its add (one
+ *               AMF_P_STEP_WINDOW entries (8 or 4). Regular folds (AMF_P_REGULAR_ROWS > 0): a fold's rows and
+ *               entries derived from its index, as the one-step kernel derives them (amf_fold_bounds). The 4-entry windows fuse each product into its add (one
  *               rounding instead of two): the same order, sums within the same bound.
  *   long rows   one block of B threads per piece: thread t takes entries t, t + B, ... of the piece; a
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
@@ -56,7 +57,8 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
         const int packed = (int)fd->params[AMF_P_PACKED], fold_max = (int)fd->params[AMF_P_FOLD_MAX];                 \
         const int by_entry = fd->params[AMF_P_ONE_STEP] == 2;                                                         \
         const int64_t B = fd->params[AMF_P_ONE_STEP] == 1 ? fd->params[AMF_P_STEP_WINDOW] : AMF_BATCH;              \
-        const int64_t fb = fold_ptr[u], fe = fold_ptr[u + 1];                                                         \
+        int64_t r0, rows, fb, fe; /* regular folds: derived, as the one-step kernel does (the arrays not read) */   \
+        amf_fold_bounds(fd->params, fold_row, fold_ptr, fd->m, fd->nnz, u, &r0, &rows, &fb, &fe);                     \
         REAL acc[64][AMF_MAX_FOLD];                                                                                   \
         for (int l = 0; l < lanes; l++) {                                                                             \
             for (int j = 0; j < AMF_MAX_FOLD; j++) acc[l][j] = 0;                                                     \
@@ -71,11 +73,10 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
                     acc[l][amf_local(cols, local, packed, k)] += val[k] * x[amf_col(cols, packed, k)];                \
             }                                                                                                         \
         }                                                                                                             \
-        const int rows = fold_row[u + 1] - fold_row[u];                                                               \
         for (int j = 0; j < fold_max; j++) {                                                                          \
             for (int off = lanes / 2; off > 0; off /= 2)                                                              \
                 for (int l = 0; l < off; l++) acc[l][j] += acc[l + off][j];                                           \
-            if (j < rows) store_##SUFFIX(y, fold_row[u] + j, alpha, acc[0][j], beta);                                 \
+            if (j < rows) store_##SUFFIX(y, (int32_t)(r0 + j), alpha, acc[0][j], beta);                              \
         }                                                                                                             \
     }                                                                                                                 \
                                                                                                                       \
@@ -97,7 +98,7 @@ static inline int amf_local(const uint32_t *cols, const uint8_t *local, int pack
             const int side = w / lanes;                                                                               \
             for (int64_t base = ub; base < ue; base += side)                                                          \
                 for (int g = 0; g < side && base + g < ue; g++) /* a long unit there: its pieces' */                  \
-                    if (!amf_unit_is_long(fold_row, fold_ptr, base + g))                                              \
+                    if (fd->params[AMF_P_LONG_ROWS] == 0 || !amf_unit_is_long(fold_row, fold_ptr, base + g))          \
                         fold_##SUFFIX(fd, (int32_t)(base + g), lanes, x, y, alpha, beta);                             \
         }                                                                                                             \
     }                                                                                                                 \

@@ -476,8 +476,9 @@ PORT_DEVICE void amf_small_window(T *a, unsigned k, unsigned b, unsigned e, unsi
 
 /* Uniform sub-blocks of one step (AMF_P_ONE_STEP, options.amf_one_step): warp s takes units [s G, s G + G),
  * G = W / L, one fold per group of L lanes, and nothing else: its folds' bounds (and row ends, loaded, not
- * shuffled), then its entries (columns and values in one round trip), then their x, the adds, the butterfly and
- * the stores. That is CSR-vector's chain of three round trips, without the general kernel's step loop, bounds
+ * shuffled; with regular folds, AMF_P_REGULAR_ROWS, computed from the unit's index: no load), then its entries
+ * (columns and values in one round trip), then their x, the adds, the butterfly and the stores. That is
+ * CSR-vector's chain of three round trips (two with regular folds), without the general kernel's step loop, bounds
  * two steps ahead, next-window loads, lane-0 shuffles and register cap: at the launch floor a warp lasts as long
  * as that serial path. Lane l takes, in the order of the CPU executor:
  *   BY_ENTRY false (AMF_P_ONE_STEP = 1)  windows l, l + L, ... of its fold (one where every fold spans at most L
@@ -499,8 +500,8 @@ PORT_DEVICE void amf_small_window(T *a, unsigned k, unsigned b, unsigned e, unsi
  * are empty folds here. */
 template <int W, typename T, bool PACKED, int ACC, bool CACHE, bool BY_ENTRY, bool LONG, int WB>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
-    amf_csr_step_kernel(int pieces, int piece_len, int subs, unsigned nnz, int units, int lg,
-                        const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
+    amf_csr_step_kernel(int pieces, int piece_len, int subs, unsigned nnz, int units, int lg, int m, int reg_rows,
+                        unsigned reg_entries, const int *__restrict__ fold_row, const int *__restrict__ fold_ptr,
                         const unsigned *__restrict__ cols, const unsigned char *__restrict__ local,
                         const T *__restrict__ val, const int *__restrict__ long_unit,
                         const int *__restrict__ long_piece, const int *__restrict__ piece_owner,
@@ -526,8 +527,18 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(amf_block)
     const long long u = s * (W >> lg) + (lane >> lg);
     const bool active = u < units;
     const int v = active ? (int)u : units; /* past the last unit: an empty fold */
-    const unsigned b = (unsigned)port_ldg(fold_ptr + v), e0 = active ? (unsigned)port_ldg(fold_ptr + v + 1) : b;
-    const int r0 = port_ldg(fold_row + v), rows0 = active ? port_ldg(fold_row + v + 1) - r0 : 0;
+    unsigned b, e0;
+    int r0, rows0;
+    if (reg_rows > 0) { /* regular folds (AMF_P_REGULAR_ROWS): bounds from v, no load; v <= units < 2^31 */
+        const unsigned long long vb = (unsigned long long)v * reg_entries, vr = (unsigned long long)v * reg_rows;
+        b = vb < nnz ? (unsigned)vb : nnz;
+        e0 = active ? (nnz - b > reg_entries ? b + reg_entries : nnz) : b;
+        r0 = vr < (unsigned long long)m ? (int)vr : m;
+        rows0 = active ? (m - r0 > reg_rows ? reg_rows : m - r0) : 0;
+    } else {
+        b = (unsigned)port_ldg(fold_ptr + v), e0 = active ? (unsigned)port_ldg(fold_ptr + v + 1) : b;
+        r0 = port_ldg(fold_row + v), rows0 = active ? port_ldg(fold_row + v + 1) - r0 : 0;
+    }
     const bool long_unit_here = LONG && rows0 == 1 && e0 - b >= (unsigned)AMF_LONG_MIN; /* its pieces compute it */
     const unsigned e = long_unit_here ? b : e0;
     const int rows = long_unit_here ? 0 : rows0;
@@ -593,6 +604,13 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
         return "uniform sub-blocks inconsistent with the layout";
     if (prm[AMF_P_STEP_WINDOW] != AMF_BATCH && (prm[AMF_P_STEP_WINDOW] != AMF_SMALL_WINDOW || prm[AMF_P_ONE_STEP] != 1))
         return "step window out of range";
+    if (prm[AMF_P_REGULAR_ROWS] != 0 &&
+        (prm[AMF_P_ONE_STEP] == 0 || prm[AMF_P_LONG_ROWS] != 0 || prm[AMF_P_REGULAR_ROWS] < 1 ||
+         prm[AMF_P_REGULAR_ROWS] > AMF_MAX_FOLD || prm[AMF_P_REGULAR_ENTRIES] < 1 ||
+         prm[AMF_P_REGULAR_ENTRIES] % prm[AMF_P_REGULAR_ROWS] != 0 ||
+         (int64_t)fd->nnz != prm[AMF_P_REGULAR_ENTRIES] / prm[AMF_P_REGULAR_ROWS] * (int64_t)fd->m ||
+         prm[AMF_P_UNITS] != ((int64_t)fd->m + prm[AMF_P_REGULAR_ROWS] - 1) / prm[AMF_P_REGULAR_ROWS]))
+        return "regular folds inconsistent with the layout";
     if (prm[AMF_P_ONE_STEP] != 0 && (prm[AMF_P_ONE_STEP] < 0 || prm[AMF_P_ONE_STEP] > 2 ||
                                      prm[AMF_P_UNIFORM] != (warp >> prm[AMF_P_UNIFORM_LANES])))
         return "one-step kernel without one-step uniform sub-blocks";
@@ -670,7 +688,8 @@ void launch_amf_csr(const Plan *p, double alpha_d, const void *xv, double beta_d
                         amf_csr_step_kernel<W, T, decltype(packed)::value, decltype(acc)::value,
                                             decltype(cached)::value, decltype(by_entry)::value,
                                             decltype(with_long)::value, decltype(wb)::value>)
-            (pieces, piece_len, subs, (unsigned)fd->nnz, units, uni_lg, fold_row, fold_ptr, cols, local, val,
+            (pieces, piece_len, subs, (unsigned)fd->nnz, units, uni_lg, (int)fd->m, (int)prm[AMF_P_REGULAR_ROWS],
+             (unsigned)prm[AMF_P_REGULAR_ENTRIES], fold_row, fold_ptr, cols, local, val,
              long_unit, long_piece, piece_owner, long_part, long_count, x, y, alpha, beta);
         };
         auto by_window = [&](auto with_long) {
