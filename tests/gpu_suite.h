@@ -781,9 +781,12 @@ Test(SUITE, tile_small_fem_default, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* The default plan of a small 27-point stencil (stencil3d:27:24, 864 tile rows): with 49 or more multiprocessors
- * (under 16 tile rows an SM) its mixed band plan gives way to CSR tiles with x by shuffles and block tasks; with
- * fewer it stays a band plan. Both precisions, against the oracle. */
+/* The default plans of small band matrices, both precisions, against the oracle. A 27-point stencil
+ * (stencil3d:27:24, 864 tile rows): with 55 or more multiprocessors (under 16 tile rows an SM) its mixed band plan
+ * gives way to CSR tiles with x by shuffles and block tasks; with fewer it stays a band plan. A 7-point one
+ * (stencil3d:7:24, 864 tile rows, its other tiles COO): it stays a mixed band plan, a warp a task there (no group
+ * tasks). FEM blocks of 2 in f32 (fem3d:2:17, 615 tile rows of 19 band tiles): with 39 or more multiprocessors CSR
+ * tiles, no band. */
 Test(SUITE, tile_small_stencil_default, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -794,7 +797,16 @@ Test(SUITE, tile_small_stencil_default, .timeout = 600)
         cr_assert((support_stat(info.stats, "band_tiles") == 0) == (16 * dev.multiprocessors > 864),
                   "stencil3d:27:24 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
                   info.stats);
+        const spmv_plan_info_t seven = check_default_tile(ctx, "stencil3d:7:24", p ? SPMV_F32 : SPMV_F64, 13);
+        cr_assert(support_stat(seven.stats, "band_tiles") > 0 &&
+                      (support_stat(seven.stats, "group_tasks") == 0) == (16 * dev.multiprocessors > 864),
+                  "stencil3d:7:24 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors,
+                  seven.stats);
     }
+    const spmv_plan_info_t fem = check_default_tile(ctx, "fem3d:2:17", SPMV_F32, 13);
+    /* x by shuffles: only plans without band tiles (its stats are cut before the band histogram) */
+    cr_assert((support_stat(fem.stats, "csr_shuffle") > 0) == (16 * dev.multiprocessors > 615),
+              "fem3d:2:17 on %d multiprocessors: not the plan the test is for: %s", dev.multiprocessors, fem.stats);
     spmv_context_destroy(ctx);
 }
 

@@ -1433,36 +1433,51 @@ Test(tile_invariants, small_regular_deferral)
     }
 }
 
-/* On a GPU a band plan of fewer than 16 tile rows an SM with under 90% band tiles is built again without band
- * tiles, and kept so where that plan is mostly CSR: stencil3d:27:24 (864 tile rows, its band plan 73% band tiles) on
- * 132 SMs becomes a plan of CSR tiles with x by shuffles and block tasks; on 54 SMs (864 = 16 x 54), on the CPU
- * backend and at 20 points (its plan without band tiles not mostly CSR) it stays a band plan, as does the 7-point
- * stencil (its other tiles COO and ELL). The plans kept are the ones band plans had before the rule. */
-Test(tile_invariants, small_mixed_band_plans)
+/* On a GPU a band plan of fewer than 16 tile rows an SM with under 90% band tiles, or with at least 16 tiles a tile
+ * row, is built again without band tiles, and kept so where that plan is mostly CSR: stencil3d:27:24 (864 tile rows,
+ * its band plan 73% band tiles) on 132 SMs becomes a plan of CSR tiles with x by shuffles and block tasks, as does
+ * fem3d:2:17 in f32 (615 tile rows of 19 band tiles; in f64 its band plan is mixed); on 54 SMs (864 = 16 x 54), on
+ * the CPU backend and at 20 points (its plan without band tiles not mostly CSR) the stencil stays a band plan, as do
+ * the 7-point stencil (its other tiles COO and ELL) and fem3d:2:16 (all band, 16.5 tiles a tile row; without band
+ * tiles COO and ELL). Small mixed plans that stay band run a warp a task (no group tasks) unless tile_group_tasks
+ * asks; the others keep a task per group of 16 lanes. The plans without band tiles are the ones tile_variant 2
+ * builds. */
+Test(tile_invariants, small_band_plans)
 {
     const spmv_device_info_t gpu = model_gpu(132);
+    enum { NONE, MIXED, ALL };
     const struct {
         const char *spec;
-        int sms, cpu, band;
-    } cases[] = {{"stencil3d:27:24", 132, 0, 0}, {"stencil3d:27:24", 54, 0, 1}, {"stencil3d:27:24", 132, 1, 1},
-                 {"stencil3d:27:20", 132, 0, 1}, {"stencil3d:7:30", 132, 0, 1}};
+        int f32; /* -1: both precisions */
+        int sms, cpu, band, group, group_option;
+    } cases[] = {{"stencil3d:27:24", -1, 132, 0, NONE, 0, 0}, {"stencil3d:27:24", -1, 54, 0, MIXED, 1, 0},
+                 {"stencil3d:27:24", -1, 132, 1, MIXED, 1, 0}, {"stencil3d:27:20", -1, 132, 0, MIXED, 0, 0},
+                 {"stencil3d:7:30", -1, 132, 0, MIXED, 0, 0},  {"stencil3d:7:30", -1, 132, 0, MIXED, 1, 1},
+                 {"fem3d:2:17", 1, 132, 0, NONE, 0, 0},        {"fem3d:2:17", 0, 132, 0, NONE, 0, 0},
+                 {"fem3d:2:17", 1, 32, 0, ALL, 1, 0},          {"fem3d:2:16", -1, 132, 0, ALL, 1, 0}};
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            if (cases[i].f32 >= 0 && cases[i].f32 != p) continue;
             spmv_matrix_t *A = NULL;
             cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
             spmv_device_info_t dev = gpu;
             dev.multiprocessors = cases[i].sms;
             if (cases[i].cpu) dev.backend = SPMV_BACKEND_CPU;
             spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+            o.tile_group_tasks = cases[i].group_option;
             spmvport_format_data fd;
             build_layout(&fd, A, 32, &o, &dev);
             const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
             const double band = support_stat(fd.stats, "band_tiles"), tiles = support_stat(fd.stats, "tiles");
-            if (cases[i].band) {
+            cr_assert_eq(!!(fl & SPMVPORT_TILE_FLAG_GROUP_TASKS), cases[i].group, "%s %s case %zu: %s", cases[i].spec,
+                         p ? "f32" : "f64", i, fd.stats);
+            if (cases[i].band == MIXED) {
                 cr_assert(band > 0 && 10 * band < 9 * tiles, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+            } else if (cases[i].band == ALL) {
+                cr_assert(band == tiles, "%s case %zu: %s", cases[i].spec, i, fd.stats);
             } else {
                 cr_assert(band == 0 && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
-                          "%s case %zu: %s", cases[i].spec, i, fd.stats);
+                          "%s %s case %zu: %s", cases[i].spec, p ? "f32" : "f64", i, fd.stats);
                 /* the same plan as every tile but band asked for (tile_variant 2) */
                 spmv_plan_options_t v = o;
                 v.tile_variant = 2;
@@ -1472,7 +1487,7 @@ Test(tile_invariants, small_mixed_band_plans)
                 cr_assert_eq(ref.params[SPMVPORT_TILE_P_FLAGS], fl, "%s / %s", ref.stats, fd.stats);
                 spmvport_format_data_free(&ref);
             }
-            check_tasks(&fd, "small mixed band plans");
+            check_tasks(&fd, "small band plans");
             spmvport_format_data_free(&fd);
             spmv_matrix_destroy(A);
         }

@@ -75,8 +75,10 @@
  * row), where that moves at most 1 / TILE_SMALL_DEFERRED_PART of the entries and leaves the plan mostly CSR
  * (small_deferral_pays). See small_deferral_pays for why and what it measured. */
 #define TILE_SMALL_DEFERRED_PART 4
-/* Band plans under 16 tile rows an SM with fewer band tiles than this percent: tried without (small_mixed_band_plan) */
+/* Band plans under 16 tile rows an SM with fewer band tiles than this percent, or with at least TILE_SMALL_BAND_ROW_TILES
+ * tiles a tile row: tried without (small_band_plan_to_try) */
 #define TILE_SMALL_BAND_PERCENT 90
+#define TILE_SMALL_BAND_ROW_TILES 16
 
 static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "coo", "ell", "hyb",
                                                                       "dns", "dnsrow", "dnscol", "band"};
@@ -1009,9 +1011,18 @@ static int band_plan(const tile_sizes *z)
  * f32 1.08-1.10, their other tiles COO and ELL; stencil3d:27:20 f64 0.99-1.01), so those keep the band plan, as
  * brainpc2 does though it was 1.57-2.54x faster without (no rule told it apart); all-band plans lost without band
  * tiles (run D5: stencil2d:5:150-180 0.61-0.84, dw8192 0.75-0.82) and are not tried. */
-static int small_mixed_band_plan(const tile_sizes *z, const spmv_device_info_t *dev)
+static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t *dev)
 {
-    return few_tile_rows(z, dev) && 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
+    return few_tile_rows(z, dev) && (100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles ||
+                                     z->tiles >= TILE_SMALL_BAND_ROW_TILES * z->tile_rows);
+}
+
+/* A small band plan that kept its band tiles (tried without them, not mostly CSR then) with other tiles in it: a
+ * warp a task, not a task per group of 16 lanes. Its band passes run tile after tile where another format sits in
+ * them, and a group's serial chain of tiles is what sets the time at these sizes. */
+static int small_mixed_band_groups(const tile_sizes *z)
+{
+    return 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
 }
 
 /* The sizes of a plan not counted yet (a pass 1 begun again). */
@@ -1192,7 +1203,7 @@ pass1:
     /* A band plan of few tile rows with other tiles in it is built again without band tiles, and kept so where that
      * plan is mostly CSR (small_mixed_band_plan); not when the band kernels' task shape is asked for */
     if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 && on_gpu &&
-        small_mixed_band_plan(&z, dev)) {
+        small_band_plan_to_try(&z, dev)) {
         band_dropped = 1, cfg_pass1.band = 0, cfg = cfg_pass1;
         reset_sizes(&z);
         goto pass1;
@@ -1202,6 +1213,10 @@ pass1:
         reset_sizes(&z);
         goto pass1;
     }
+    /* a task per group of 16 lanes (tile_group_tasks): by default on band plans, but not on small mixed ones that
+     * kept their band tiles (small_band_plan_to_try, then not mostly CSR without): see small_mixed_band_groups */
+    const int group_tasks = opt->tile_group_tasks != 0 ? opt->tile_group_tasks
+                            : cfg.band && !(band_dropped == 2 && small_mixed_band_groups(&z)) ? 1 : -1;
     /* A plan with x by shuffles stores its ELL tiles as CSR (ADPT only): the shuffled loop takes a warp step only
      * where every group's tile is CSR, and an ELL tile beside a CSR one sends the whole warp down the formats' own
      * paths, an entry's x a load after its nibble's. FEM blocks of 4 unknowns (fem3d:4:36: 36% of the tiles, 85% of
@@ -1226,7 +1241,7 @@ pass1:
     const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
         z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
     if (st == SPMV_STATUS_SUCCESS && opt->tile_balance == 0 && opt->tile_inflight <= 1) {
-        if (cfg.band && opt->tile_group_tasks != -1 && opt->tile_band_tasks <= 1)
+        if (cfg.band && group_tasks != -1 && opt->tile_band_tasks <= 1)
             balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
         /* Plans without band tiles with tile rows for at least a quarter of the warps the GPU holds (16 an SM of
          * its 64) take the same 1.5x, 8 to 16: a split costs carries and the fix-up pass, which cost more than the
@@ -1395,8 +1410,7 @@ pass1:
      * only: on the H200 (session 4, run A) it took stencil3d:7:160 from 0.1681 to 0.1397 ms f64 (0.1442 -> 0.1245
      * f32), and made fem3d:3:48, not a band plan, slower (0.1326 -> 0.1450 f64: its tile rows are 9 CSR tiles
      * whose tasks then run one per 16 lanes, twice the chain per warp) */
-    if ((opt->tile_group_tasks == 1 || (opt->tile_group_tasks == 0 && cfg.band)) &&
-        p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
+    if (group_tasks == 1 && p[SPMVPORT_TILE_P_INFLIGHT] == 1 && p[SPMVPORT_TILE_P_BAND_TASKS] == 1)
         p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_GROUP_TASKS; /* never with def_inline (no band, not asked) */
     if (z.def_inline) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_DEFERRED_INLINE;
     if (shuffles(opt, &cfg, &z)) p[SPMVPORT_TILE_P_FLAGS] |= SPMVPORT_TILE_FLAG_CSR_SHUFFLE; /* x by shuffles */
