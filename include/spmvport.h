@@ -254,7 +254,8 @@ typedef struct spmv_plan_options {
                                   * 40 on sm_90, 40 resident warps per SM instead of 48), 1 = on, -1 = off */
     int tile_group_tasks;        /* a task (tile row) per 16 lanes instead of per warp, W / 16 tasks per warp, with
                                   * one tile in flight and one task per warp: 0 = on for band plans (stencils:
-                                  * measured faster), off otherwise, 1 = on, -1 = off. No butterfly; the task's record loads and y writes serve W / 16
+                                  * measured faster) but on a GPU's small mixed band plans (docs/formats/tile.md),
+                                  * off otherwise, 1 = on, -1 = off. No butterfly; the task's record loads and y writes serve W / 16
                                   * tile rows at once (fewer warp instructions per tile row) */
     /* SPMV_FORMAT_HBP */
     int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
