@@ -113,9 +113,6 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
                                         const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                                         int force_unpacked, char *msg, size_t msglen);
 
-/* Unit u is a long row (one row of >= AMF_LONG_MIN entries), computed by its pieces, never as a fold (uniform
- * sub-blocks of the one-step kernel by windows may span it). Builder and CPU executor; the kernel tests the same
- * on the values it loaded. */
 /* Rows [*r0, *r0 + *rows) and entries [*fb, *fe) of unit u: derived for regular folds (AMF_P_REGULAR_ROWS > 0) as
  * the one-step kernel derives them, else read from fold_row and fold_ptr. CPU executor and tests. */
 static inline void amf_fold_bounds(const int64_t *prm, const int32_t *fold_row, const int32_t *fold_ptr, int64_t m,
@@ -133,6 +130,9 @@ static inline void amf_fold_bounds(const int64_t *prm, const int32_t *fold_row, 
     }
 }
 
+/* Unit u is a long row (one row of >= AMF_LONG_MIN entries), computed by its pieces, never as a fold (uniform
+ * sub-blocks of the one-step kernel by windows may span it). Builder and CPU executor; the kernel tests the same
+ * on the values it loaded. */
 static inline int amf_unit_is_long(const int32_t *fold_row, const int32_t *fold_ptr, int64_t u)
 {
     return fold_row[u + 1] - fold_row[u] == 1 && fold_ptr[u + 1] - fold_ptr[u] >= AMF_LONG_MIN;

@@ -1010,7 +1010,11 @@ static int band_plan(const tile_sizes *z)
  * plan without band tiles was not mostly CSR it was mostly slower (runs D5, D6: stencil3d:7:17-30 0.75-0.99 but :7:28
  * f32 1.08-1.10, their other tiles COO and ELL; stencil3d:27:20 f64 0.99-1.01), so those keep the band plan, as
  * brainpc2 does though it was 1.57-2.54x faster without (no rule told it apart); all-band plans lost without band
- * tiles (run D5: stencil2d:5:150-180 0.61-0.84, dw8192 0.75-0.82) and are not tried. */
+ * tiles (run D5: stencil2d:5:150-180 0.61-0.84, dw8192 0.75-0.82) and are not tried, but for those of at least
+ * TILE_SMALL_BAND_ROW_TILES tiles a tile row (session 38, run E1): each such row is one group's serial chain of 16
+ * or more band tiles, and FEM blocks of 2 in f32 at sizes not a multiple of 8 (fem3d:2:17-23, :25; 19-20 tiles a
+ * tile row, all band) ran 1.27-1.62x faster without band tiles (:18, :20, :22 out of sample); fem3d:2:16 and :2:24
+ * are tried too and keep their band plans (without, COO and ELL tiles: not mostly CSR). */
 static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t *dev)
 {
     return few_tile_rows(z, dev) && (100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles ||
@@ -1019,7 +1023,10 @@ static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t 
 
 /* A small band plan that kept its band tiles (tried without them, not mostly CSR then) with other tiles in it: a
  * warp a task, not a task per group of 16 lanes. Its band passes run tile after tile where another format sits in
- * them, and a group's serial chain of tiles is what sets the time at these sizes. */
+ * them, and a group's serial chain of tiles is what sets the time at these sizes. H200, session 38 (run E3, three
+ * alternating processes, tile time before / after): brainpc2 1.90-2.50x, stencil3d:27:20 1.36-1.57x, the 7-point
+ * stencils of 17-31 points 0.91-1.29x (1.2-1.3x at multiples of 4 points; :29 and :31 0.91-1.00x), geometric mean
+ * 1.11x; all-band plans lost with a warp a task (run E2: fem3d:2:8, :2:12, :2:24 0.72-0.82x), so they keep groups. */
 static int small_mixed_band_groups(const tile_sizes *z)
 {
     return 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
@@ -1200,8 +1207,9 @@ pass1:
                 break;
         }
     }
-    /* A band plan of few tile rows with other tiles in it is built again without band tiles, and kept so where that
-     * plan is mostly CSR (small_mixed_band_plan); not when the band kernels' task shape is asked for */
+    /* A band plan of few tile rows with other tiles in it or long tile rows is built again without band tiles, and
+     * kept so where that plan is mostly CSR (small_band_plan_to_try); not when the band kernels' task shape is
+     * asked for */
     if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 && on_gpu &&
         small_band_plan_to_try(&z, dev)) {
         band_dropped = 1, cfg_pass1.band = 0, cfg = cfg_pass1;
