@@ -1765,6 +1765,27 @@ Test(tile_stats, histogram_tiles_deferred_index_bytes)
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
+    /* the whole histogram within plan info's 512 bytes on a long stats string: fem3d:2:17 on a 132-SM GPU (a
+     * deferred part, x by shuffles, block tasks: about 530 characters in all; the last pairs are the two ratios) */
+    const spmv_device_info_t gpu = model_gpu(132);
+    cr_assert_eq(spmv_matrix_generate(&A, "fem3d:2:17", SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+    spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+    spmvport_format_data fd;
+    build_layout(&fd, A, 32, &o, &gpu);
+    spmv_plan_info_t info;
+    cr_assert(strlen(fd.stats) >= sizeof info.stats, "not the long stats the test is for: %s", fd.stats);
+    spmvport_stats_fit(info.stats, sizeof info.stats, fd.stats, sizeof fd.stats, NULL);
+    long long nnz = 0;
+    for (int f = 0; f < 8; f++) {
+        char key[32];
+        snprintf(key, sizeof key, "%s_tiles", names[f]);
+        cr_assert(support_stat(info.stats, key) >= 0);
+        snprintf(key, sizeof key, "%s_nnz", names[f]);
+        nnz += support_stat(info.stats, key);
+    }
+    cr_assert_eq(nnz, A->nnz, "histogram non-zeros: %s", info.stats);
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
 }
 
 /* A task per group of 16 lanes (tile_group_tasks): band batches (W = 32, 64), the tile-by-tile kernel with
