@@ -1003,6 +1003,12 @@ static int band_plan(const tile_sizes *z)
            2 * z->hist_nnz[SPMVPORT_TILE_BAND] >= all_nnz;
 }
 
+/* Fewer band tiles than TILE_SMALL_BAND_PERCENT of the tiles: a band plan with other formats in its passes. */
+static int mixed_band_plan(const tile_sizes *z)
+{
+    return 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
+}
+
 /* A band plan on a GPU whose tile rows are fewer than 16 an SM and whose tiles are under TILE_SMALL_BAND_PERCENT band
  * tiles: the builder tries it without band tiles and keeps that where it is mostly CSR (x by shuffles, and block
  * tasks at these sizes), else the band plan. A band pass with another format in it runs tile after tile, and under
@@ -1020,19 +1026,7 @@ static int band_plan(const tile_sizes *z)
  * are tried too and keep their band plans (without, COO and ELL tiles: not mostly CSR). */
 static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t *dev)
 {
-    return few_tile_rows(z, dev) && (100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles ||
-                                     z->tiles >= TILE_SMALL_BAND_ROW_TILES * z->tile_rows);
-}
-
-/* A small band plan that kept its band tiles (tried without them, not mostly CSR then) with other tiles in it: a
- * warp a task, not a task per group of 16 lanes. Its band passes run tile after tile where another format sits in
- * them, and a group's serial chain of tiles is what sets the time at these sizes. H200, session 38 (run E3, three
- * alternating processes, tile time before / after): brainpc2 1.90-2.50x, stencil3d:27:20 1.36-1.57x, the 7-point
- * stencils of 17-31 points 0.91-1.29x (1.2-1.3x at multiples of 4 points; :29 and :31 0.91-1.00x), geometric mean
- * 1.11x; all-band plans lost with a warp a task (run E2: fem3d:2:8, :2:12, :2:24 0.72-0.82x), so they keep groups. */
-static int small_mixed_band_groups(const tile_sizes *z)
-{
-    return 100 * z->hist_tiles[SPMVPORT_TILE_BAND] < TILE_SMALL_BAND_PERCENT * z->tiles;
+    return few_tile_rows(z, dev) && (mixed_band_plan(z) || z->tiles >= TILE_SMALL_BAND_ROW_TILES * z->tile_rows);
 }
 
 /* The sizes of a plan not counted yet (a pass 1 begun again). */
@@ -1137,7 +1131,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                                (A->nnz > threshold || (on_gpu && regular && opt->tile_deferred_threshold == 0));
     int auto_deferred = auto_deferred0;
     tile_cfg cfg_pass1 = cfg; /* what pass 1 starts from, again if a choice below is undone */
-    int band_dropped = 0;     /* a small mixed band plan: 1 tried without band tiles, 2 band tiles back */
+    int band_dropped = 0;     /* a small band plan (small_band_plan_to_try): 1 tried without band tiles, 2 back */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
@@ -1224,10 +1218,15 @@ pass1:
         reset_sizes(&z);
         goto pass1;
     }
-    /* a task per group of 16 lanes (tile_group_tasks): by default on band plans, but not on small mixed ones that
-     * kept their band tiles (small_band_plan_to_try, then not mostly CSR without): see small_mixed_band_groups */
+    /* a task per group of 16 lanes (tile_group_tasks): by default on band plans, but a warp a task on small mixed ones
+     * that kept their band tiles (tried without them, not mostly CSR then): their band passes run tile after tile
+     * where another format sits in them, and a group's serial chain of tiles is what sets the time at these sizes.
+     * H200, session 38 (run E3, three alternating processes, tile time before / after): brainpc2 1.90-2.50x,
+     * stencil3d:27:20 1.36-1.57x, the 7-point stencils of 17-31 points 0.91-1.29x (1.2-1.3x at multiples of 4
+     * points; :29 and :31 0.91-1.00x), geometric mean 1.11x; all-band plans lost with a warp a task (run E2:
+     * fem3d:2:8, :2:12, :2:24 0.72-0.82x), so they keep groups */
     const int group_tasks = opt->tile_group_tasks != 0 ? opt->tile_group_tasks
-                            : cfg.band && !(band_dropped == 2 && small_mixed_band_groups(&z)) ? 1 : -1;
+                            : cfg.band && !(band_dropped == 2 && mixed_band_plan(&z)) ? 1 : -1;
     /* A plan with x by shuffles stores its ELL tiles as CSR (ADPT only): the shuffled loop takes a warp step only
      * where every group's tile is CSR, and an ELL tile beside a CSR one sends the whole warp down the formats' own
      * paths, an entry's x a load after its nibble's. FEM blocks of 4 unknowns (fem3d:4:36: 36% of the tiles, 85% of
