@@ -684,6 +684,46 @@ Test(SUITE, tile_csr_shuffle_fem, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* x by shuffles with Dense tiles beside the CSR ones. Steps of 16 take both in the shuffled loop (tile_csr_shuffled's
+ * Dense lanes): FEM blocks of 7 unknowns (fem3d:7:9: 724 Dense tiles, its grid not a multiple of 16: edge tiles
+ * short in rows and columns), both precisions, whole tile rows (block tasks on the H200) or split ones; steps of 4
+ * and of 3, 6 and 9 (FEM blocks of 3 with Dense tiles from 40% full, `tile_dense_percent=40`) send a warp step with
+ * a Dense tile down tile_apply. The plan must be what the test is for. */
+Test(SUITE, tile_csr_shuffle_dense_tiles, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        for (int v = 0; v < 7; v++) {
+            const int fem7 = v < 4;
+            spmv_matrix_t *A = NULL;
+            const char *spec = fem7 ? "fem3d:7:9" : "fem3d:3:13";
+            cr_assert_eq(spmv_matrix_generate(&A, spec, p ? SPMV_F32 : SPMV_F64, 17), SPMV_STATUS_SUCCESS);
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            int step;
+            if (fem7) { /* option 5: 16; 3: 4 */
+                o.tile_csr_shuffle = v % 2 ? 3 : 5;
+                o.tile_block_tasks = v < 2 ? 0 : -1;
+                step = v % 2 ? 4 : 16;
+            } else { /* option 2: 6, 3: 3, 4: 9 */
+                o.tile_dense_percent = 40;
+                o.tile_deferred_coo = 1;
+                o.tile_block_tasks = -1;
+                o.tile_csr_shuffle = v - 2;
+                step = v == 4 ? 6 : v == 5 ? 3 : 9;
+            }
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, &o);
+            cr_assert(support_stat(info.stats, "csr_shuffle") == step && support_stat(info.stats, "dns_tiles") > 0 &&
+                          (fem7 && v < 2) == (support_stat(info.stats, "split_rows") == 0),
+                      "%s variant %d: not the plan the test is for: %s", spec, v, info.stats);
+            double r = support_check_format(ctx, SPMV_FORMAT_TILE, &o, spec, A, 0);
+            cr_assert(r >= 0, "%s variant %d: %s", spec, v, spmv_last_error(ctx));
+            spmv_matrix_destroy(A);
+        }
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* FEM blocks of 4 unknowns (fem3d:4:24: 4-row folds of about 432 entries, 54 windows, T_l at its floor): many waves
  * of one-step warps, a fold a warp at W lanes (since session 31; before, one wave at 4 lanes, 14 windows a lane). */
 Test(SUITE, amf_csr_long_folds_many_waves, .timeout = 600)

@@ -391,8 +391,17 @@ template <> struct tile_nibble_word<true> { using type = unsigned long long; };
  * tile: a lane's whole row of the tile is loaded in one round trip; H200, session 30, runs TB-TC: fem3d:3:40-56
  * 10-12% faster than with 6, fem3d:3:24-36 7-9% faster than with 3). On the H100 (session 23, fem3d:3:40-56) 8 was
  * 1.1-1.4x slower (64 registers in f64) and 2 1-3% slower than 4. A step's shuffles run for all U entries, so a
- * larger U costs instructions wherever the rows are shorter than U. */
-template <int W, int U, typename T>
+ * larger U costs instructions wherever the rows are shorter than U.
+ * DN (steps of 16 only): the groups' tiles may also be Dense (FEM blocks of 6-7 unknowns: 15-35% of their tiles). A
+ * Dense lane walks its row's slots c * rowlen + r in column order, columns k, k + 1, ... in place of nibbles, zeros
+ * skipped: tile_dense's sums in tile_dense's order, its x by shuffle. Without it a warp step with a Dense tile in one
+ * group sends every group down tile_apply (a CSR entry's x a load after its nibble's). With steps of 4 a Dense row
+ * is four round trips where tile_dense's 16 independent loads take about one: 0.90-1.00x on FEM grids of 6-7
+ * unknowns (H200, session 39, runs F1 and F4), so steps of 4 keep tile_apply. With steps of 16 (and shuffle_step
+ * counting Dense tiles, which gives steps of 16 to more such plans), f32, three processes (run F5, tile time before
+ * / after): fem3d:6:30 1.03, :6:22 1.04, :6:26 1.01, :7:23 1.03, :7:24-25 1.01, banded:100000:16 1.02-1.03, but
+ * :7:22 0.98; see shuffle_step for the plans that changed steps. */
+template <int W, int U, typename T, bool DN = false>
 PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned char *__restrict__ tile_idx,
                                    const T *__restrict__ tile_val, const T *__restrict__ x, int n, int rowlen, int r,
                                    int lane)
@@ -400,10 +409,15 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
     const unsigned char *idx = tile_idx + h.i0;
     const T *val = tile_val + h.v0;
     const long long c0 = (long long)h.col * tile_dim;
+    const bool dense = DN && h.fmt == SPMVPORT_TILE_DENSE;
     int k = 0, end = 0;
     T xs = T(0);
     if (h.fmt >= 0) {
-        if (r < rowlen) k = port_ld_stream(idx + r), end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : h.nv;
+        if (dense) {
+            if (r < rowlen) end = n - c0 < tile_dim ? (int)(n - c0) : tile_dim;
+        } else if (r < rowlen) {
+            k = port_ld_stream(idx + r), end = r + 1 < rowlen ? port_ld_stream(idx + r + 1) : h.nv;
+        }
         if (c0 + r < n) xs = port_ldg(x + c0 + r);
     }
     /* The lane's place in its row as pointers carried from step to step (its next value, the byte of its next
@@ -411,7 +425,8 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
      * rebuilt each 64-bit address from the kernel's parameters: a step of 3 in f32 went from 74 instructions to
      * 51, the kernel on fem3d:3:40 from 31.4M to 26.1M and 4-11% faster on fem3d in both precisions (H200,
      * session 28, runs RB-RC). */
-    const T *vp = val + k;
+    const int stride = dense ? rowlen : 1;
+    const T *vp = dense ? val + r : val + k;
     const unsigned char *bp = idx + rowlen + (k >> 1);
     int half = k & 1, left = end - k;
     const int group0 = lane - r; /* the group's lane 0 */
@@ -424,7 +439,7 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
         unsigned last_byte = 0; /* byte WB (steps of 16 from an odd nibble only): its low nibble is entry 15 */
 #pragma unroll
         for (int i = 0; i < B; i++) { /* byte i, if its first nibble is one of the step's entries */
-            if (2 * i - half < left && 2 * i - half < U) {
+            if (!dense && 2 * i - half < left && 2 * i - half < U) {
                 const unsigned b = port_ld_stream(bp + i);
                 if (i < WB) w |= (word)b << (8 * (i < WB ? i : 0)); /* the guard keeps i = WB's dead shift legal */
                 else last_byte = b;
@@ -432,15 +447,16 @@ PORT_DEVICE void tile_csr_shuffled(T &acc, const tile_meta &h, const unsigned ch
         }
         T v[U];
 #pragma unroll
-        for (int u = 0; u < U; u++) v[u] = u < left ? port_ld_stream(vp + u) : T(0);
+        for (int u = 0; u < U; u++) v[u] = u < left ? port_ld_stream(vp + (DN ? u * stride : u)) : T(0);
         w >>= 4 * half;
         if (B > WB) w |= (word)last_byte << (8 * WB - 4); /* 0 unless half: then the byte's high nibble falls off */
+        if (dense) w = (word)0xFEDCBA9876543210ull + (word)(end - left) * (word)0x1111111111111111ull;
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const T xv = port_shfl_idx<W>(xs, group0 + (int)((w >> (4 * u)) & 15u));
-            if (u < left) acc += v[u] * xv;
+            if (u < left && (!dense || v[u] != T(0))) acc += v[u] * xv;
         }
-        vp += U;
+        vp += DN ? U * stride : U;
         bp += (half + U) >> 1;
         half = (half + U) & 1;
     }
@@ -719,6 +735,9 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
             tile_load_batch<1>(hn, tile_col, tile_fmt, tile_off, bw + G + g, G, last);
             if (port_ballot<W>(h[0].fmt > SPMVPORT_TILE_CSR) == 0) /* CSR or no tile (-1) in every group */
                 tile_csr_shuffled<W, (XU > 0 ? XU : 1)>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r, lane);
+            else if (XU == 16 && port_ballot<W>(h[0].fmt > SPMVPORT_TILE_CSR && h[0].fmt != SPMVPORT_TILE_DENSE) == 0)
+                tile_csr_shuffled<W, (XU > 0 ? XU : 1), T, true>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r,
+                                                                 lane); /* CSR and Dense tiles, steps of 16 */
             else if (h[0].fmt >= 0)
                 tile_batch_sum<1, T, false>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
             h[0] = hn[0];
