@@ -397,8 +397,9 @@ typedef struct spmv_plan_options {
                                   * (automatic: in f32 when the plan is larger than the GPU's L2 cache), 3 = on,
                                   * one step at a time; 4 = on, three steps together (automatic: in f32 on a GPU
                                   * where rows have 3, 6 or 9 entries a tile, FEM blocks of 3 unknowns); 5 = on,
-                                  * steps of 4 loaded four at a time, 16 entries (automatic: in f32 on a GPU where
-                                  * rows have up to 15-16 entries a tile, FEM blocks of 5 unknowns). Other values:
+                                  * steps of 4 loaded four at a time, 16 entries, Dense tiles in the same loop
+                                  * (automatic: in f32 on a GPU where rows have up to 15-16 entries a tile, Dense
+                                  * tiles counted as full rows: FEM blocks of 5-7 unknowns). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_HBP, added after 0.2.0 (a reserved slot) */
     int hbp_task_blocks;         /* a thread block per task when there are more tasks than the blocks resident at

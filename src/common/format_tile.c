@@ -849,20 +849,34 @@ static void defer_automatically(tile_cfg *cfg, int regular, const spmv_plan_opti
  * fewer slots (3 of them more) but 18-100% more steps. On the H200 (session 23, run ML) 3 entries took fem3d:3:48
  * from 0.0873 to 0.0802 ms f64 (0.0698 -> 0.0636 f32) and fem3d:3:56 from 0.1666 to 0.1476 (0.1376 -> 0.1210),
  * and made the 14 shared matrices 6% slower in geometric mean. */
+/* Steps of 16 (sixteen) count a Dense tile as rows of its columns: the shuffled loop takes Dense tiles with steps of
+ * 16 (tile_csr_shuffled's DN), one step a row, and with steps of 4 sends their warp steps down tile_apply; FEM
+ * blocks of 6-7 unknowns (15-35% of their tiles Dense, CSR rows of 7 and 14 entries) whose CSR tiles alone took
+ * 11-19% more slots at 16 take 16 where, Dense tiles counted, that is at most 10%. H200, session 39 (run F5, f32, three
+ * processes, tile time before / after; x cuSPARSE after): fem3d:6:14 1.04-1.06, :6:21 1.03 (out of sample), :6:25
+ * 1.04 (0.98 -> 1.01), :7:19 1.07, :7:26 1.05, :7:29 1.03 (out of sample), :7:30 1.09 (0.96 -> 1.04), :7:31 1.05
+ * (out of sample), but :7:28 0.99 (0.98 -> 0.97). Run F4 (steps of 16 forced, with DN) had fem3d:6:32 (34% more
+ * slots with its Dense tiles) 0.92 and :7:14 (13%) 0.93, which keep 4. */
 static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine, int *sixteen)
 {
     const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
     const uint8_t *fmt = fd->arrays[SPMVPORT_TILE_A_FMT].data, *idx = fd->arrays[SPMVPORT_TILE_A_IDX].data;
+    const int32_t *col = fd->arrays[SPMVPORT_TILE_A_COL].data;
     const int G = fd->warp_size / TD;
-    int64_t slots3 = 0, slots4 = 0, slots9 = 0, slots16 = 0, steps3 = 0, steps4 = 0;
+    int64_t slots3 = 0, slots4 = 0, slots9 = 0, steps3 = 0, steps4 = 0;
+    int64_t slots4d = 0, slots16d = 0; /* the slots of steps of 4 and 16 with Dense tiles as rows of their columns */
     for (int64_t w = 0; w < tasks; w++) {
         const int64_t first = task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_FIRST];
         const int64_t last = task[SPMVPORT_TILE_TASK_FIELDS * (w + 1) + SPMVPORT_TILE_TASK_FIRST];
         const int64_t r0 = (int64_t)task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_ROW] * TD;
         const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;
         for (int64_t bw = first; bw < last; bw += G) {
-            int longest = 0;
+            int longest = 0, dense = 0;
             for (int64_t t = bw; t < bw + G && t < last; t++) {
+                if (fmt[t] == SPMVPORT_TILE_DENSE) {
+                    const int64_t collen = fd->n - (int64_t)col[t] * TD;
+                    if (collen > dense) dense = collen < TD ? (int)collen : TD;
+                }
                 if (fmt[t] != SPMVPORT_TILE_CSR) continue;
                 const int nv = off[2 * t + 2] - off[2 * t];
                 const uint8_t *start = idx + off[2 * t + 1];
@@ -874,13 +888,15 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
             slots3 += (longest + 2) / 3 * 3;
             slots4 += (longest + 3) / 4 * 4;
             slots9 += (longest + 8) / 9 * 9;
-            slots16 += (longest + 15) / 16 * 16;
             steps3 += (longest + 2) / 3;
             steps4 += (longest + 3) / 4;
+            const int with_dense = dense > longest ? dense : longest;
+            slots4d += (with_dense + 3) / 4 * 4;
+            slots16d += (with_dense + 15) / 16 * 16;
         }
     }
     *nine = 20 * slots9 <= 21 * slots3; /* steps of 9: at most 5% more lane slots than steps of 3 */
-    *sixteen = 10 * slots16 <= 11 * slots4; /* steps of 16: at most 10% more lane slots than steps of 4 */
+    *sixteen = 10 * slots16d <= 11 * slots4d; /* steps of 16: at most 10% more lane slots than steps of 4 */
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
