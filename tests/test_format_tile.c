@@ -1315,7 +1315,7 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * lane slots than steps of 4 (fem3d:5:11: rows of up to 15 entries a tile), not in f64 nor on the CPU backend nor
  * where rows have 4, 8 or 12 entries a tile (fem3d:4:10: 16 a step would take about 1.6x the slots); option 5 forces
  * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. Dense tiles
- * count as rows of 16 entries (the shuffled loop takes them with steps of 16): fem3d:7:10 (1599 Dense tiles beside
+ * count as rows of their columns (the shuffled loop takes them with steps of 16): fem3d:7:10 (1599 Dense tiles beside
  * CSR ones of rows of 7 and 14 entries) takes 16 in f32 (its CSR tiles alone: over 1.1x the slots), fem3d:7:11
  * (3862) still 4. */
 /* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, all CSR) takes 4 tasks a tile row when

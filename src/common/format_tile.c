@@ -848,8 +848,8 @@ static void defer_automatically(tile_cfg *cfg, int regular, const spmv_plan_opti
  * or 2 of 4. fem3d:3:28-56: 25% fewer slots, 0-4% more steps; the 14 shared FEM matrices with x by shuffles: 4-34%
  * fewer slots (3 of them more) but 18-100% more steps. On the H200 (session 23, run ML) 3 entries took fem3d:3:48
  * from 0.0873 to 0.0802 ms f64 (0.0698 -> 0.0636 f32) and fem3d:3:56 from 0.1666 to 0.1476 (0.1376 -> 0.1210),
- * and made the 14 shared matrices 6% slower in geometric mean. */
-/* Steps of 16 (sixteen) count a Dense tile as rows of its columns: the shuffled loop takes Dense tiles with steps of
+ * and made the 14 shared matrices 6% slower in geometric mean.
+ * Steps of 16 (sixteen) count a Dense tile as rows of its columns: the shuffled loop takes Dense tiles with steps of
  * 16 (tile_csr_shuffled's DN), one step a row, and with steps of 4 sends their warp steps down tile_apply; FEM
  * blocks of 6-7 unknowns (15-35% of their tiles Dense, CSR rows of 7 and 14 entries) whose CSR tiles alone took
  * 11-19% more slots at 16 take 16 where, Dense tiles counted, that is at most 10%. H200, session 39 (run F5, f32, three
