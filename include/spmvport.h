@@ -398,8 +398,8 @@ typedef struct spmv_plan_options {
                                   * one step at a time; 4 = on, three steps together (automatic: in f32 on a GPU
                                   * where rows have 3, 6 or 9 entries a tile, FEM blocks of 3 unknowns); 5 = on,
                                   * steps of 4 loaded four at a time, 16 entries, Dense tiles in the same loop
-                                  * (automatic: in f32 on a GPU where rows have up to 15-16 entries a tile, Dense
-                                  * tiles counted as full rows: FEM blocks of 5-7 unknowns). Other values:
+                                  * (automatic: in f32 on a GPU where that takes at most 10-15% more lane slots,
+                                  * Dense tiles counted as full rows: FEM blocks of 5-7 unknowns). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_HBP, added after 0.2.0 (a reserved slot) */
     int hbp_task_blocks;         /* a thread block per task when there are more tasks than the blocks resident at

@@ -1317,7 +1317,8 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. Dense tiles
  * count as rows of their columns (the shuffled loop takes them with steps of 16): fem3d:7:10 (1599 Dense tiles beside
  * CSR ones of rows of 7 and 14 entries) takes 16 in f32 (its CSR tiles alone: over 1.1x the slots), fem3d:7:11
- * (3862) still 4. */
+ * (3862) still 4. A plan with fewer than an eighth of its warp steps on a Dense tile takes 16 up to 1.15x the slots:
+ * fem3d:5:12 in f32 (1.1-1.15x). */
 /* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, all CSR) takes 4 tasks a tile row when
  * its tile rows fit 2/3 of a wave of the warps the GPU holds at 1280 threads an SM (17 SMs: 680 at W = 32), none
  * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400) and, its tiles all CSR, beyond (7: 280);
@@ -1507,7 +1508,8 @@ Test(tile_invariants, csr_step16_rule)
     } cases[] = {{"fem3d:5:11", &gpu, 1, 0, 16}, {"fem3d:5:11", &gpu, 0, 0, 4}, {"fem3d:5:11", &cpu, 1, 0, 4},
                  {"fem3d:5:11", &gpu, 1, 3, 4},  {"fem3d:5:11", &gpu, 0, 5, 16}, {"fem3d:4:10", &gpu, 1, 0, 4},
                  {"fem3d:4:10", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 0, 9},
-                 {"fem3d:7:10", &gpu, 1, 0, 16}, {"fem3d:7:10", &gpu, 0, 0, 4},  {"fem3d:7:11", &gpu, 1, 0, 4}};
+                 {"fem3d:7:10", &gpu, 1, 0, 16}, {"fem3d:7:10", &gpu, 0, 0, 4},  {"fem3d:7:11", &gpu, 1, 0, 4},
+                 {"fem3d:5:12", &gpu, 1, 0, 16}, {"fem3d:5:12", &gpu, 0, 0, 4}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].f32 ? SPMV_F32 : SPMV_F64, 5),

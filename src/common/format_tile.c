@@ -856,7 +856,12 @@ static void defer_automatically(tile_cfg *cfg, int regular, const spmv_plan_opti
  * processes, tile time before / after; x cuSPARSE after): fem3d:6:14 1.04-1.06, :6:21 1.03 (out of sample), :6:25
  * 1.04 (0.98 -> 1.01), :7:19 1.07, :7:26 1.05, :7:29 1.03 (out of sample), :7:30 1.09 (0.96 -> 1.04), :7:31 1.05
  * (out of sample), but :7:28 0.99 (0.98 -> 0.97). Run F4 (steps of 16 forced, with DN) had fem3d:6:32 (34% more
- * slots with its Dense tiles) 0.92 and :7:14 (13%) 0.93, which keep 4. */
+ * slots with its Dense tiles) 0.92 and :7:14 (13%) 0.93, which keep 4, and run F7 a bound of 20% where an eighth of
+ * the warp steps hold a Dense tile: blocks of 6 1.00-1.07, but fem3d:7:12-20 0.91-0.97, so those plans keep 10%.
+ * Plans with fewer Dense warp steps (FEM blocks of 5: none, or one Dense tile) take 16 up to 15% more slots: f32,
+ * three processes (runs F8-F9, tile time before / after; x cuSPARSE after): fem3d:5:19 1.06-1.07 (1.07-1.09),
+ * :5:22 1.05-1.07, :5:29 1.05 (0.99 -> 1.03), :5:35 1.06-1.07 (0.97 -> 1.03-1.04), :5:45 1.06 (0.96 -> 1.01-1.02),
+ * :5:9-15 1.02-1.09 (out of sample); fem3d:5:32 (16% more) was 0.97-0.98 with 16 and keeps 4. */
 static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine, int *sixteen)
 {
     const int32_t *task = fd->arrays[SPMVPORT_TILE_A_TASK].data, *off = fd->arrays[SPMVPORT_TILE_A_OFF].data;
@@ -865,6 +870,7 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
     const int G = fd->warp_size / TD;
     int64_t slots3 = 0, slots4 = 0, slots9 = 0, steps3 = 0, steps4 = 0;
     int64_t slots4d = 0, slots16d = 0; /* the slots of steps of 4 and 16 with Dense tiles as rows of their columns */
+    int64_t warp_steps = 0, dense_steps = 0; /* warp steps, and those with a Dense tile */
     for (int64_t w = 0; w < tasks; w++) {
         const int64_t first = task[SPMVPORT_TILE_TASK_FIELDS * w + SPMVPORT_TILE_TASK_FIRST];
         const int64_t last = task[SPMVPORT_TILE_TASK_FIELDS * (w + 1) + SPMVPORT_TILE_TASK_FIRST];
@@ -891,12 +897,16 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int *nine
             steps3 += (longest + 2) / 3;
             steps4 += (longest + 3) / 4;
             const int with_dense = dense > longest ? dense : longest;
+            warp_steps++;
+            if (dense > 0) dense_steps++;
             slots4d += (with_dense + 3) / 4 * 4;
             slots16d += (with_dense + 15) / 16 * 16;
         }
     }
     *nine = 20 * slots9 <= 21 * slots3; /* steps of 9: at most 5% more lane slots than steps of 3 */
-    *sixteen = 10 * slots16d <= 11 * slots4d; /* steps of 16: at most 10% more lane slots than steps of 4 */
+    /* steps of 16: at most 15% more lane slots than steps of 4 where fewer than an eighth of the warp steps hold a
+     * Dense tile, else at most 10% (above) */
+    *sixteen = 8 * dense_steps < warp_steps ? 20 * slots16d <= 23 * slots4d : 10 * slots16d <= 11 * slots4d;
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
