@@ -736,8 +736,8 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
             if (port_ballot<W>(h[0].fmt > SPMVPORT_TILE_CSR) == 0) /* CSR or no tile (-1) in every group */
                 tile_csr_shuffled<W, (XU > 0 ? XU : 1)>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r, lane);
             else if (XU == 16 && port_ballot<W>(h[0].fmt > SPMVPORT_TILE_CSR && h[0].fmt != SPMVPORT_TILE_DENSE) == 0)
-                tile_csr_shuffled<W, (XU > 0 ? XU : 1), T, true>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r,
-                                                                 lane); /* CSR and Dense tiles, steps of 16 */
+                tile_csr_shuffled<W, 16, T, true>(acc, h[0], tile_idx, tile_val, x, n, rowlen, r,
+                                                  lane); /* CSR and Dense tiles, steps of 16 (one copy per W, T) */
             else if (h[0].fmt >= 0)
                 tile_batch_sum<1, T, false>::run(acc, h, tile_idx, tile_val, x, n, rowlen, r);
             h[0] = hn[0];
