@@ -258,8 +258,9 @@ typedef struct spmv_plan_options {
                                   * off otherwise, 1 = on, -1 = off. No butterfly; the task's record loads and y writes serve W / 16
                                   * tile rows at once (fewer warp instructions per tile row) */
     /* SPMV_FORMAT_HBP */
-    int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with one column block
-                                  * doubled while that saves enough of the warp groups' trips (graphs): up to
+    int hbp_block_rows;          /* rows per block; 0 = automatic: 512 (the paper's), or with at most 64
+                                  * column blocks doubled while that saves enough of the warp groups' trips
+                                  * (graphs; several column blocks: trips of the rows' segments): up to
                                   * 16384 by 2% when the matrix exceeds the L2 cache, else up to 8192 by 5%;
                                   * at least 4096 in automatic position order (hbp_order, circuits past L2) */
     int hbp_block_cols;          /* columns per block; 0 = from the matrix's density (docs/formats/hbp.md); above

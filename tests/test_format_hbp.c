@@ -734,6 +734,42 @@ Test(hbp, stats_keys)
     spmv_context_destroy(ctx);
 }
 
+/* A cut plan (several column blocks) counts its segments' group trips per column block, as one column block counts
+ * its rows', to choose the block height: on a power-law graph cut in column blocks the like lengths of 512 rows
+ * leave most groups half empty and the height grows; on a stencil's like rows it stays 512. Both plans hold the
+ * right sums. */
+Test(hbp, cut_plan_block_height)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:15:16", SPMV_F64);
+    spmv_plan_options_t o = options(0, 0, 8192, 0, 0);
+    spmv_plan_t *plan = plan_of(ctx, A, &o);
+    spmv_plan_info_t info;
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(stat(info.stats, "col_blocks"), 4, "%s", info.stats);
+    cr_assert(stat(info.stats, "block_rows") >= 1024, "a cut power-law graph: taller blocks, fuller groups: %s",
+              info.stats);
+    support_check_plan_against(ctx, plan, A, "kron:15:16 cut every 8192 columns");
+    spmv_plan_destroy(plan);
+    o.hbp_block_rows = 512; /* the former height, for the count */
+    spmv_plan_t *short_plan = plan_of(ctx, A, &o);
+    spmv_plan_info_t short_info;
+    spmv_plan_get_info(short_plan, &short_info);
+    cr_assert_lt(stat(info.stats, "trips"), stat(short_info.stats, "trips"), "%s / %s", info.stats, short_info.stats);
+    spmv_plan_destroy(short_plan);
+    spmv_matrix_destroy(A);
+    A = generate("stencil2d:5:200", SPMV_F64);
+    o = options(0, 0, 16384, 0, 0);
+    plan = plan_of(ctx, A, &o);
+    spmv_plan_get_info(plan, &info);
+    cr_assert_eq(stat(info.stats, "col_blocks"), 3, "%s", info.stats);
+    cr_assert_eq(stat(info.stats, "block_rows"), 512, "a cut stencil: like rows, no trip saved: %s", info.stats);
+    support_check_plan_against(ctx, plan, A, "stencil2d:5:200 cut every 16384 columns");
+    spmv_plan_destroy(plan);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
 /* The L2 prefetch is a hint: with any distance or none, the plan holds the same layout and the same sums; the
  * stats say how many trips ahead. */
 Test(hbp, prefetch_option)

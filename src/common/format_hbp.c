@@ -401,10 +401,8 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         spmvport_msg(msg, msglen, "hbp: out of memory counting the column reads");
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    /* one column block: the height is only the grouping's scope, chosen by counting trips (choose_block_rows) */
-    B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows
-           : B->C >= B->A->n        ? choose_block_rows(B)
-                                    : HBP_DEFAULT_BLOCK_ROWS;
+    /* the height is the grouping's scope (and, cut, the x window's rows), chosen by counting trips */
+    B->R = opt->hbp_block_rows > 0 ? opt->hbp_block_rows : choose_block_rows(B);
     if (B->R == 0) {
         spmvport_msg(msg, msglen, "hbp: out of memory choosing the block height");
         return SPMV_STATUS_OUT_OF_MEMORY;
@@ -758,6 +756,12 @@ static void sample_hash(hbp_build *B)
  * -> 0.2288 ms f64, 0.2081 -> 0.1956 f32, and 32768 was slower again, 0.2417 / 0.2057; circuit:5000000 136.9K
  * -> 133.4K -> 131.5K -> 1024; stencil, FEM, uniform: no gain -> 512). Within L2 (every shared matrix, where
  * nothing taller was measured): up to 8192 by 5%, the rule of session 5.
+ * A cut plan (several column blocks, from the density: power-law graphs of 2^17-2^20 rows) hashes each row's
+ * segment in every column block, so a block of 512 rows leaves its bins emptier still; it counts its segments'
+ * trips the same way (until session 40 it kept 512 rows). H200, two processes each, x cuSPARSE f64 / f32 before
+ * -> after: kron:18:16 0.78 / 0.90 -> 0.96 / 1.02, kron:19:32 0.82 / 0.95 -> 1.08 / 1.18, kron:18:8 0.74 / 0.91
+ * -> 0.87 / 1.02, kron:17:16 0.82 / 0.96 -> 0.89 / 1.05 (1.03-1.33x faster on 13 plans; luxembourg_osm, cut in
+ * two, keeps 512).
  * ========================================================================================================= */
 
 #define HBP_ROWS_CANDIDATES 6            /* 512, 1024, ..., 16384 (sample windows of the tallest's rows) */
@@ -765,6 +769,7 @@ static void sample_hash(hbp_build *B)
 #define HBP_ROWS_GAIN 0.98               /* doubling the scope must save 2% of the sampled trips */
 #define HBP_ROWS_CANDIDATES_IN_L2 5      /* a matrix that fits the L2 cache: 512 .. 8192, */
 #define HBP_ROWS_GAIN_IN_L2 0.95         /* and 5%: the session-5 rule, kept where nothing new was measured */
+#define HBP_ROWS_CUT_BLOCKS 64           /* a cut plan of more column blocks keeps 512 rows (no count) */
 
 /* Length of row r's one segment when it is short (< t_long), else -1 (long, or empty: not grouped). */
 static int32_t short_len(const spmv_matrix_t *A, int32_t r, int32_t t_long)
@@ -805,7 +810,107 @@ static int64_t window_trips(const hbp_build *B, const hbp_hash *h, int32_t r0, i
     return trips;
 }
 
-/* The block height for one column block and no hbp_block_rows: see above. Returns 0 when out of memory.
+/* The segments of rows [r0, r1) in blocks of C columns (a cut plan: C < n, at most HBP_ROWS_CUT_BLOCKS blocks):
+ * row r's runs, one per column block it has entries in, are segments first[r - r0] .. first[r - r0 + 1] - 1
+ * (column block cb[i], length len[i]). cnt: one int per column block, zero on entry and on return. Returns how
+ * many; the arrays hold at least the window's entries. */
+static int32_t cut_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32_t r1, int32_t *cnt,
+                            int32_t *first, int32_t *cb, int32_t *len)
+{
+    int32_t n = 0;
+    for (int32_t r = r0; r < r1; r++) {
+        first[r - r0] = n;
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) cnt[A->col_idx[k] / C]++;
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
+            const int32_t j = A->col_idx[k] / C;
+            if (cnt[j] == 0) continue; /* this block's run was counted at its first entry */
+            cb[n] = j;
+            len[n++] = cnt[j];
+            cnt[j] = 0;
+        }
+    }
+    first[r1 - r0] = n;
+    return n;
+}
+
+/* Group trips of a cut plan's rows [r0, r1) (their segments from cut_segments) in blocks of R rows: the kernel's
+ * groups, per block and column block, W segments in hash order. lens: scratch of the window's segments; start:
+ * ncb * d ints. */
+static int64_t window_trips_cut(const hbp_build *B, const hbp_hash *h, int32_t r0, int32_t r1, int32_t R,
+                                int32_t ncb, const int32_t *first, const int32_t *cb, const int32_t *len,
+                                int32_t *lens, int32_t *start)
+{
+    int64_t trips = 0;
+    const int32_t bins = ncb * h->d;
+    for (int32_t b0 = r0; b0 < r1; b0 = r1 - b0 > R ? b0 + R : r1) {
+        const int32_t b1 = r1 - b0 > R ? b0 + R : r1, s0 = first[b0 - r0], s1 = first[b1 - r0];
+        memset(start, 0, (size_t)(bins + 1) * sizeof *start);
+        for (int32_t s = s0; s < s1; s++)
+            if (len[s] < h->t_long) start[cb[s] * h->d + hbp_hash_key(len[s], h) + 1]++;
+        for (int32_t k = 0; k < bins; k++) start[k + 1] += start[k]; /* start[k]: first of bin k */
+        for (int32_t s = s0; s < s1; s++) /* bins in column-block order, each in hash order */
+            if (len[s] < h->t_long) lens[start[cb[s] * h->d + hbp_hash_key(len[s], h)]++] = len[s];
+        for (int32_t j = 0; j < ncb; j++) { /* start[k] is now the end of bin k: a column block's groups */
+            const int32_t g0 = j == 0 ? 0 : start[j * h->d - 1], g1 = start[(j + 1) * h->d - 1];
+            for (int32_t g = g0; g < g1; g += B->W) {
+                int32_t most = 0;
+                for (int32_t i = g; i < g + B->W && i < g1; i++)
+                    if (lens[i] > most) most = lens[i];
+                trips += (most + B->steps - 1) / B->steps;
+            }
+        }
+    }
+    return trips;
+}
+
+/* The sampled group trips of each candidate height, trips[k] for 512 << k rows (k < cands), in blocks of C
+ * columns (ncb of them, at most HBP_ROWS_CUT_BLOCKS) with hash shift a; most: the most entries of a sample
+ * window. The windows are counted in parallel (integer sums: the same whatever the threads). Returns 0 when out
+ * of memory. */
+static int height_trips(const hbp_build *B, int a, int32_t ncb, int32_t most, int cands, int64_t *trips)
+{
+    const spmv_matrix_t *A = B->A;
+    const int cut = ncb > 1;
+    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* the tallest candidate */
+    const int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
+    const int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
+    const size_t nlens = cut ? (size_t)most + 1 : (size_t)window;
+    const size_t nstart = cut ? (size_t)ncb * HBP_MAX_BINS + 1 : HBP_MAX_BINS + 1;
+    for (int k = 0; k < cands; k++) trips[k] = 0;
+    int ok = 1;
+    HBP_PRAGMA(omp parallel reduction(&& : ok))
+    {
+        int32_t *lens = spmvport_malloc_array(nlens, sizeof(int32_t));
+        int32_t *start = spmvport_malloc_array(nstart, sizeof(int32_t));
+        int32_t *cnt = cut ? spmvport_calloc_array((size_t)ncb, sizeof(int32_t)) : NULL;
+        int32_t *first = cut ? spmvport_malloc_array((size_t)window + 1, sizeof(int32_t)) : NULL;
+        int32_t *scb = cut ? spmvport_malloc_array(nlens, sizeof(int32_t)) : NULL;
+        int32_t *slen = cut ? spmvport_malloc_array(nlens, sizeof(int32_t)) : NULL;
+        const int have = lens && start && (!cut || (cnt && first && scb && slen));
+        int64_t mine[HBP_ROWS_CANDIDATES] = {0};
+        HBP_PRAGMA(omp for schedule(dynamic, 1))
+        for (int32_t w = 0; w < windows; w += wstep) {
+            if (!have) continue;
+            const int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
+            if (cut) cut_segments(A, B->C, (int32_t)r0, (int32_t)r1, cnt, first, scb, slen);
+            for (int k = 0; k < cands; k++) {
+                const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
+                const hbp_hash h = hash_for(a, R, B->W);
+                mine[k] += cut ? window_trips_cut(B, &h, (int32_t)r0, (int32_t)r1, R, ncb, first, scb, slen, lens,
+                                                  start)
+                               : window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, lens, start);
+            }
+        }
+        HBP_PRAGMA(omp critical)
+        for (int k = 0; k < cands; k++) trips[k] += mine[k];
+        free(lens), free(start), free(cnt), free(first), free(scb), free(slen);
+        ok = have;
+    }
+    return ok;
+}
+
+/* The block height when hbp_block_rows is 0: see above. One column block counts rows, a cut plan (several
+ * column blocks, at most HBP_ROWS_CUT_BLOCKS) its rows' segments per column block. Returns 0 when out of memory.
  * In automatic position order (B->near is -1 unless the order is automatic) the groups keep their rows' order
  * whatever the height, so a taller scope costs little locality, and fewer, larger blocks ran faster although the
  * counted trips barely change: at least HBP_POSITION_BLOCK_ROWS there (H200, run PE, three processes each:
@@ -815,42 +920,46 @@ static int32_t choose_block_rows(const hbp_build *B)
 {
     const spmv_matrix_t *A = B->A;
     const int32_t least = B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
-    if (A->m <= HBP_DEFAULT_BLOCK_ROWS) return least;
-    /* the shift a from the rows' lengths, sampled as sample_hash samples the segments */
-    int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1;
-    int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
-    for (int32_t r = 0; r < A->m; r += stride) {
-        int32_t len = A->row_ptr[r + 1] - A->row_ptr[r];
-        if (len == 0) continue;
-        if (len > HBP_MAX_SEG) len = HBP_MAX_SEG;
-        samples++;
-        for (int a = 0; a <= HBP_MAX_A; a++)
-            if ((len >> a) > HBP_TOP_BUCKET) past[a]++;
-    }
-    const int a = hash_shift(past, samples);
+    const int32_t ncb = (int32_t)(((int64_t)A->n + B->C - 1) / B->C);
+    if (A->m <= HBP_DEFAULT_BLOCK_ROWS || ncb > HBP_ROWS_CUT_BLOCKS) return least;
+    const int cut = ncb > 1;
     const int cands = B->beyond_l2 ? HBP_ROWS_CANDIDATES : HBP_ROWS_CANDIDATES_IN_L2;
     const double gain = B->beyond_l2 ? HBP_ROWS_GAIN : HBP_ROWS_GAIN_IN_L2;
-    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* the tallest candidate */
-    int32_t *lens = spmvport_malloc_array((size_t)window, sizeof(int32_t));
-    int32_t *start = spmvport_malloc_array(HBP_MAX_BINS + 1, sizeof(int32_t));
-    if (!lens || !start) {
-        free(lens);
-        free(start);
+    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* height_trips' sample windows */
+    const int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
+    const int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
+    int32_t most = 0; /* the sampled windows' most entries (a cut plan's segments) */
+    for (int32_t w = 0; cut && w < windows; w += wstep) {
+        const int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
+        if (A->row_ptr[r1] - A->row_ptr[r0] > most) most = A->row_ptr[r1] - A->row_ptr[r0];
+    }
+    /* the shift a from the lengths (of the rows, or of a cut plan's segments), sampled as sample_hash samples the
+     * segments; a sampled row longer than every window counts whole */
+    int32_t *cnt = cut ? spmvport_calloc_array((size_t)ncb, sizeof(int32_t)) : NULL;
+    int32_t *scb = cut ? spmvport_malloc_array((size_t)most + 1, sizeof(int32_t)) : NULL;
+    int32_t *slen = cut ? spmvport_malloc_array((size_t)most + 1, sizeof(int32_t)) : NULL;
+    if (cut && (!cnt || !scb || !slen)) {
+        free(cnt), free(scb), free(slen);
         return 0;
     }
-    int64_t trips[HBP_ROWS_CANDIDATES] = {0};
-    int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
-    int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
-    for (int k = 0; k < cands; k++) {
-        const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
-        const hbp_hash h = hash_for(a, R, B->W);
-        for (int32_t w = 0; w < windows; w += wstep) {
-            int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
-            trips[k] += window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, lens, start);
+    int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1, first[2];
+    int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
+    for (int32_t r = 0; r < A->m; r += stride) {
+        int32_t one = A->row_ptr[r + 1] - A->row_ptr[r], n = one > 0 ? 1 : 0, *lp = &one;
+        if (cut && one > 0 && one <= most) {
+            n = cut_segments(A, B->C, r, r + 1, cnt, first, scb, slen);
+            lp = slen;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            const int32_t len = lp[i] > HBP_MAX_SEG ? HBP_MAX_SEG : lp[i];
+            samples++;
+            for (int a = 0; a <= HBP_MAX_A; a++)
+                if ((len >> a) > HBP_TOP_BUCKET) past[a]++;
         }
     }
-    free(lens);
-    free(start);
+    free(cnt), free(scb), free(slen);
+    int64_t trips[HBP_ROWS_CANDIDATES];
+    if (!height_trips(B, hash_shift(past, samples), ncb, most, cands, trips)) return 0;
     int k = 0;
     while (k + 1 < cands && (double)trips[k + 1] < gain * (double)trips[k]) k++;
     const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
