@@ -756,7 +756,7 @@ static void sample_hash(hbp_build *B)
  * -> 0.2288 ms f64, 0.2081 -> 0.1956 f32, and 32768 was slower again, 0.2417 / 0.2057; circuit:5000000 136.9K
  * -> 133.4K -> 131.5K -> 1024; stencil, FEM, uniform: no gain -> 512). Within L2 (every shared matrix, where
  * nothing taller was measured): up to 8192 by 5%, the rule of session 5.
- * A cut plan (several column blocks, from the density: power-law graphs of 2^17-2^20 rows) hashes each row's
+ * A cut plan (several column blocks, from the density: power-law graphs of 2^17-2^20 columns) hashes each row's
  * segment in every column block, so a block of 512 rows leaves its bins emptier still; it counts its segments'
  * trips the same way (until session 40 it kept 512 rows). H200, two processes each, x cuSPARSE f64 / f32 before
  * -> after: kron:18:16 0.78 / 0.90 -> 0.96 / 1.02, kron:19:32 0.82 / 0.95 -> 1.08 / 1.18, kron:18:8 0.74 / 0.91
@@ -770,6 +770,8 @@ static void sample_hash(hbp_build *B)
 #define HBP_ROWS_CANDIDATES_IN_L2 5      /* a matrix that fits the L2 cache: 512 .. 8192, */
 #define HBP_ROWS_GAIN_IN_L2 0.95         /* and 5%: the session-5 rule, kept where nothing new was measured */
 #define HBP_ROWS_CUT_BLOCKS 64           /* a cut plan of more column blocks keeps 512 rows (no count) */
+#define HBP_ROWS_THREADS 8               /* threads counting the windows: each holds a window's segments (a cut
+                                          * plan of kron:20:32: 1M entries a window, 16 MB of scratch) */
 
 /* Length of row r's one segment when it is short (< t_long), else -1 (long, or empty: not grouped). */
 static int32_t short_len(const spmv_matrix_t *A, int32_t r, int32_t t_long)
@@ -877,8 +879,12 @@ static int height_trips(const hbp_build *B, int a, int32_t ncb, int32_t most, in
     const size_t nlens = cut ? (size_t)most + 1 : (size_t)window;
     const size_t nstart = cut ? (size_t)ncb * HBP_MAX_BINS + 1 : HBP_MAX_BINS + 1;
     for (int k = 0; k < cands; k++) trips[k] = 0;
-    int ok = 1;
-    HBP_PRAGMA(omp parallel reduction(&& : ok))
+    int ok = 1, threads = 1;
+#ifdef _OPENMP
+    threads = omp_get_max_threads() < HBP_ROWS_THREADS ? omp_get_max_threads() : HBP_ROWS_THREADS;
+#endif
+    (void)threads;
+    HBP_PRAGMA(omp parallel num_threads(threads) reduction(&& : ok))
     {
         int32_t *lens = spmvport_malloc_array(nlens, sizeof(int32_t));
         int32_t *start = spmvport_malloc_array(nstart, sizeof(int32_t));
@@ -919,10 +925,11 @@ static int height_trips(const hbp_build *B, int a, int32_t ncb, int32_t most, in
 static int32_t choose_block_rows(const hbp_build *B)
 {
     const spmv_matrix_t *A = B->A;
-    const int32_t least = B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
     const int32_t ncb = (int32_t)(((int64_t)A->n + B->C - 1) / B->C);
-    if (A->m <= HBP_DEFAULT_BLOCK_ROWS || ncb > HBP_ROWS_CUT_BLOCKS) return least;
     const int cut = ncb > 1;
+    /* the position-order floor was measured with one column block; cut plans keep 512 as theirs */
+    const int32_t least = !cut && B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
+    if (A->m <= HBP_DEFAULT_BLOCK_ROWS || ncb > HBP_ROWS_CUT_BLOCKS) return least;
     const int cands = B->beyond_l2 ? HBP_ROWS_CANDIDATES : HBP_ROWS_CANDIDATES_IN_L2;
     const double gain = B->beyond_l2 ? HBP_ROWS_GAIN : HBP_ROWS_GAIN_IN_L2;
     const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* height_trips' sample windows */
