@@ -1179,3 +1179,36 @@ Test(hbp, untrusted_input)
         spmvport_format_data_free(&fd);
     }
 }
+
+/* The automatic height of a cut plan counts segments per column block before the builder checks the columns: an
+ * out-of-range column must not index its counters (ASan would see it), and the build still says what is wrong. */
+Test(hbp, untrusted_input_cut_height)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    spmv_plan_options_t o = options(0, 0, 2, 0, 0); /* automatic height, blocks of 2 columns: a cut plan */
+    enum { M = 1024 };
+    static int32_t ptr[M + 1], col[M];
+    static double val[M];
+    const int32_t bad[] = {-5, 7, 1 << 30};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (int32_t r = 0; r <= M; r++) ptr[r] = r;
+        for (int32_t r = 0; r < M; r++) col[r] = r % 4, val[r] = 1.0;
+        col[0] = bad[i]; /* row 0 is always sampled */
+        struct spmv_matrix A = {M, 4, M, SPMV_F64, ptr, col, val, NULL, 4};
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        spmv_status_t st = spmvport_format_build(&fd, &A, SPMV_FORMAT_HBP, 32, &dev, &o, msg, sizeof msg);
+        cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "column %d: %s (%s)", bad[i], spmv_status_string(st), msg);
+        cr_assert(strstr(msg, "hbp") != NULL, "%s", msg);
+        spmvport_format_data_free(&fd);
+    }
+    col[0] = 0; /* the same matrix, valid: a cut plan of two column blocks builds */
+    struct spmv_matrix A = {M, 4, M, SPMV_F64, ptr, col, val, NULL, 4};
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(&fd, &A, SPMV_FORMAT_HBP, 32, &dev, &o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
+                 "%s", msg);
+    check_layout(&A, &fd, "1024x4 cut");
+    spmvport_format_data_free(&fd);
+}

@@ -822,8 +822,10 @@ static int32_t cut_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32
     int32_t n = 0;
     for (int32_t r = r0; r < r1; r++) {
         first[r - r0] = n;
-        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) cnt[A->col_idx[k] / C]++;
+        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++)
+            if (A->col_idx[k] >= 0 && A->col_idx[k] < A->n) cnt[A->col_idx[k] / C]++; /* bad ones: refused later */
         for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
+            if (A->col_idx[k] < 0 || A->col_idx[k] >= A->n) continue;
             const int32_t j = A->col_idx[k] / C;
             if (cnt[j] == 0) continue; /* this block's run was counted at its first entry */
             cb[n] = j;
