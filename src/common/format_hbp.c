@@ -773,61 +773,34 @@ static void sample_hash(hbp_build *B)
 #define HBP_ROWS_THREADS 8               /* threads counting the windows: each holds a window's segments (a cut
                                           * plan of kron:20:32: 1M entries a window, 16 MB of scratch) */
 
-/* Length of row r's one segment when it is short (< t_long), else -1 (long, or empty: not grouped). */
-static int32_t short_len(const spmv_matrix_t *A, int32_t r, int32_t t_long)
+/* The column block of entry k, or -1 for a column out of range (the height is counted before count_segments
+ * checks the columns; it refuses them). */
+static inline int32_t entry_block(const spmv_matrix_t *A, int32_t k, int32_t C)
 {
-    int32_t len = A->row_ptr[r + 1] - A->row_ptr[r];
-    return len > 0 && len < t_long ? len : -1;
+    const int32_t c = A->col_idx[k];
+    return c >= 0 && c < A->n ? c / C : -1;
 }
 
-/* Group trips of rows [r0, r1) hashed in blocks of R rows (the kernel's: ceil(longest lane / steps) per group).
- * lens: scratch of R ints; start: of d ints. */
-static int64_t window_trips(const hbp_build *B, const hbp_hash *h, int32_t r0, int32_t r1, int32_t R,
-                            int32_t *lens, int32_t *start)
-{
-    int64_t trips = 0;
-    for (int32_t b0 = r0; b0 < r1; b0 = r1 - b0 > R ? b0 + R : r1) {
-        int32_t b1 = r1 - b0 > R ? b0 + R : r1, n = 0;
-        memset(start, 0, (size_t)h->d * sizeof *start);
-        for (int32_t r = b0; r < b1; r++) {
-            int32_t len = short_len(B->A, r, h->t_long);
-            if (len >= 0) start[hbp_hash_key(len, h)]++;
-        }
-        for (int k = 0; k < h->d; k++) {
-            int32_t c = start[k];
-            start[k] = n;
-            n += c;
-        }
-        for (int32_t r = b0; r < b1; r++) {
-            int32_t len = short_len(B->A, r, h->t_long);
-            if (len >= 0) lens[start[hbp_hash_key(len, h)]++] = len;
-        }
-        for (int32_t g = 0; g < n; g += B->W) {
-            int32_t most = 0;
-            for (int32_t i = g; i < g + B->W && i < n; i++)
-                if (lens[i] > most) most = lens[i];
-            trips += (most + B->steps - 1) / B->steps;
-        }
-    }
-    return trips;
-}
-
-/* The segments of rows [r0, r1) in blocks of C columns (a cut plan: C < n, at most HBP_ROWS_CUT_BLOCKS blocks):
- * row r's runs, one per column block it has entries in, are segments first[r - r0] .. first[r - r0 + 1] - 1
- * (column block cb[i], length len[i]). cnt: one int per column block, zero on entry and on return. Returns how
- * many; the arrays hold at least the window's entries. */
-static int32_t cut_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32_t r1, int32_t *cnt,
+/* The segments of rows [r0, r1) in blocks of C columns: row r's runs, one per column block it has entries in (with
+ * one column block, the row itself), are segments first[r - r0] .. first[r - r0 + 1] - 1 (column block cb[i],
+ * length len[i]); empty rows have none. cnt: one int per column block, zero on entry and on return. Returns how
+ * many. */
+static int32_t row_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32_t r1, int32_t *cnt,
                             int32_t *first, int32_t *cb, int32_t *len)
 {
     int32_t n = 0;
     for (int32_t r = r0; r < r1; r++) {
+        const int32_t k0 = A->row_ptr[r], k1 = A->row_ptr[r + 1];
         first[r - r0] = n;
-        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++)
-            if (A->col_idx[k] >= 0 && A->col_idx[k] < A->n) cnt[A->col_idx[k] / C]++; /* bad ones: refused later */
-        for (int32_t k = A->row_ptr[r]; k < A->row_ptr[r + 1]; k++) {
-            if (A->col_idx[k] < 0 || A->col_idx[k] >= A->n) continue;
-            const int32_t j = A->col_idx[k] / C;
-            if (cnt[j] == 0) continue; /* this block's run was counted at its first entry */
+        if (C >= A->n) { /* one column block: no column to read */
+            if (k1 > k0) cb[n] = 0, len[n++] = k1 - k0;
+            continue;
+        }
+        for (int32_t k = k0; k < k1; k++)
+            if (entry_block(A, k, C) >= 0) cnt[entry_block(A, k, C)]++;
+        for (int32_t k = k0; k < k1; k++) {
+            const int32_t j = entry_block(A, k, C);
+            if (j < 0 || cnt[j] == 0) continue; /* out of range, or this block's run was counted at its first entry */
             cb[n] = j;
             len[n++] = cnt[j];
             cnt[j] = 0;
@@ -837,12 +810,12 @@ static int32_t cut_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32
     return n;
 }
 
-/* Group trips of a cut plan's rows [r0, r1) (their segments from cut_segments) in blocks of R rows: the kernel's
- * groups, per block and column block, W segments in hash order. lens: scratch of the window's segments; start:
- * ncb * d ints. */
-static int64_t window_trips_cut(const hbp_build *B, const hbp_hash *h, int32_t r0, int32_t r1, int32_t R,
-                                int32_t ncb, const int32_t *first, const int32_t *cb, const int32_t *len,
-                                int32_t *lens, int32_t *start)
+/* Group trips of rows [r0, r1) (their segments from row_segments, ncb column blocks) in blocks of R rows: the
+ * kernel's groups, per block and column block, W short segments (< t_long) in hash order, each ceil(longest lane /
+ * S). lens: scratch of the window's segments; start: ncb * d + 1 ints. */
+static int64_t window_trips(const hbp_build *B, const hbp_hash *h, int32_t r0, int32_t r1, int32_t R, int32_t ncb,
+                            const int32_t *first, const int32_t *cb, const int32_t *len, int32_t *lens,
+                            int32_t *start)
 {
     int64_t trips = 0;
     const int32_t bins = ncb * h->d;
@@ -868,18 +841,23 @@ static int64_t window_trips_cut(const hbp_build *B, const hbp_hash *h, int32_t r
 }
 
 /* The sampled group trips of each candidate height, trips[k] for 512 << k rows (k < cands), in blocks of C
- * columns (ncb of them, at most HBP_ROWS_CUT_BLOCKS) with hash shift a; most: the most entries of a sample
- * window. The windows are counted in parallel (integer sums: the same whatever the threads). Returns 0 when out
- * of memory. */
-static int height_trips(const hbp_build *B, int a, int32_t ncb, int32_t most, int cands, int64_t *trips)
+ * columns (ncb of them, at most HBP_ROWS_CUT_BLOCKS) with hash shift a, over up to HBP_ROWS_WINDOWS windows of the
+ * tallest height's rows, counted in parallel (integer sums: the same whatever the threads). Returns 0 when out of
+ * memory. */
+static int height_trips(const hbp_build *B, int a, int32_t ncb, int cands, int64_t *trips)
 {
     const spmv_matrix_t *A = B->A;
-    const int cut = ncb > 1;
-    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* the tallest candidate */
+    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1);
     const int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
     const int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
-    const size_t nlens = cut ? (size_t)most + 1 : (size_t)window;
-    const size_t nstart = cut ? (size_t)ncb * HBP_MAX_BINS + 1 : HBP_MAX_BINS + 1;
+    int64_t most = 0; /* segments of a window: at most its rows times ncb, and its entries */
+    for (int32_t w = 0; w < windows; w += wstep) {
+        const int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
+        const int64_t bound = A->row_ptr[r1] - A->row_ptr[r0] < (r1 - r0) * ncb ? A->row_ptr[r1] - A->row_ptr[r0]
+                                                                                 : (r1 - r0) * ncb;
+        if (bound > most) most = bound;
+    }
+    const size_t nseg = (size_t)most + 1;
     for (int k = 0; k < cands; k++) trips[k] = 0;
     int ok = 1, threads = 1;
 #ifdef _OPENMP
@@ -888,30 +866,28 @@ static int height_trips(const hbp_build *B, int a, int32_t ncb, int32_t most, in
     (void)threads;
     HBP_PRAGMA(omp parallel num_threads(threads) reduction(&& : ok))
     {
-        int32_t *lens = spmvport_malloc_array(nlens, sizeof(int32_t));
-        int32_t *start = spmvport_malloc_array(nstart, sizeof(int32_t));
-        int32_t *cnt = cut ? spmvport_calloc_array((size_t)ncb, sizeof(int32_t)) : NULL;
-        int32_t *first = cut ? spmvport_malloc_array((size_t)window + 1, sizeof(int32_t)) : NULL;
-        int32_t *scb = cut ? spmvport_malloc_array(nlens, sizeof(int32_t)) : NULL;
-        int32_t *slen = cut ? spmvport_malloc_array(nlens, sizeof(int32_t)) : NULL;
-        const int have = lens && start && (!cut || (cnt && first && scb && slen));
+        int32_t cnt[HBP_ROWS_CUT_BLOCKS] = {0};
+        int32_t *lens = spmvport_malloc_array(nseg, sizeof(int32_t));
+        int32_t *start = spmvport_malloc_array((size_t)ncb * HBP_MAX_BINS + 1, sizeof(int32_t));
+        int32_t *first = spmvport_malloc_array((size_t)window + 1, sizeof(int32_t));
+        int32_t *cb = spmvport_malloc_array(nseg, sizeof(int32_t));
+        int32_t *len = spmvport_malloc_array(nseg, sizeof(int32_t));
+        const int have = lens && start && first && cb && len;
         int64_t mine[HBP_ROWS_CANDIDATES] = {0};
         HBP_PRAGMA(omp for schedule(dynamic, 1))
         for (int32_t w = 0; w < windows; w += wstep) {
             if (!have) continue;
             const int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
-            if (cut) cut_segments(A, B->C, (int32_t)r0, (int32_t)r1, cnt, first, scb, slen);
+            row_segments(A, B->C, (int32_t)r0, (int32_t)r1, cnt, first, cb, len);
             for (int k = 0; k < cands; k++) {
                 const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
                 const hbp_hash h = hash_for(a, R, B->W);
-                mine[k] += cut ? window_trips_cut(B, &h, (int32_t)r0, (int32_t)r1, R, ncb, first, scb, slen, lens,
-                                                  start)
-                               : window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, lens, start);
+                mine[k] += window_trips(B, &h, (int32_t)r0, (int32_t)r1, R, ncb, first, cb, len, lens, start);
             }
         }
         HBP_PRAGMA(omp critical)
         for (int k = 0; k < cands; k++) trips[k] += mine[k];
-        free(lens), free(start), free(cnt), free(first), free(scb), free(slen);
+        free(lens), free(start), free(first), free(cb), free(len);
         ok = have;
     }
     return ok;
@@ -928,47 +904,24 @@ static int32_t choose_block_rows(const hbp_build *B)
 {
     const spmv_matrix_t *A = B->A;
     const int32_t ncb = (int32_t)(((int64_t)A->n + B->C - 1) / B->C);
-    const int cut = ncb > 1;
     /* the position-order floor was measured with one column block; cut plans keep 512 as theirs */
-    const int32_t least = !cut && B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
+    const int32_t least = ncb == 1 && B->near >= HBP_NEAR_MIN ? HBP_POSITION_BLOCK_ROWS : HBP_DEFAULT_BLOCK_ROWS;
     if (A->m <= HBP_DEFAULT_BLOCK_ROWS || ncb > HBP_ROWS_CUT_BLOCKS) return least;
     const int cands = B->beyond_l2 ? HBP_ROWS_CANDIDATES : HBP_ROWS_CANDIDATES_IN_L2;
     const double gain = B->beyond_l2 ? HBP_ROWS_GAIN : HBP_ROWS_GAIN_IN_L2;
-    const int32_t window = HBP_DEFAULT_BLOCK_ROWS << (cands - 1); /* height_trips' sample windows */
-    const int32_t windows = (int32_t)(((int64_t)A->m + window - 1) / window);
-    const int32_t wstep = windows > HBP_ROWS_WINDOWS ? windows / HBP_ROWS_WINDOWS : 1;
-    int32_t most = 0; /* the sampled windows' most entries (a cut plan's segments) */
-    for (int32_t w = 0; cut && w < windows; w += wstep) {
-        const int64_t r0 = (int64_t)w * window, r1 = r0 + window < A->m ? r0 + window : A->m;
-        if (A->row_ptr[r1] - A->row_ptr[r0] > most) most = A->row_ptr[r1] - A->row_ptr[r0];
-    }
-    /* the shift a from the lengths (of the rows, or of a cut plan's segments), sampled as sample_hash samples the
-     * segments; a sampled row longer than every window counts whole */
-    int32_t *cnt = cut ? spmvport_calloc_array((size_t)ncb, sizeof(int32_t)) : NULL;
-    int32_t *scb = cut ? spmvport_malloc_array((size_t)most + 1, sizeof(int32_t)) : NULL;
-    int32_t *slen = cut ? spmvport_malloc_array((size_t)most + 1, sizeof(int32_t)) : NULL;
-    if (cut && (!cnt || !scb || !slen)) {
-        free(cnt), free(scb), free(slen);
-        return 0;
-    }
-    int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1, first[2];
+    /* the shift a from the segments' lengths (one column block: the rows'), sampled as sample_hash samples the
+     * segments */
+    int32_t cnt[HBP_ROWS_CUT_BLOCKS] = {0}, cb[HBP_ROWS_CUT_BLOCKS], len[HBP_ROWS_CUT_BLOCKS], first[2];
+    int32_t stride = A->m > HBP_SAMPLE ? A->m / HBP_SAMPLE : 1;
     int64_t past[HBP_MAX_A + 1] = {0}, samples = 0;
     for (int32_t r = 0; r < A->m; r += stride) {
-        int32_t one = A->row_ptr[r + 1] - A->row_ptr[r], n = one > 0 ? 1 : 0, *lp = &one;
-        if (cut && one > 0 && one <= most) {
-            n = cut_segments(A, B->C, r, r + 1, cnt, first, scb, slen);
-            lp = slen;
-        }
-        for (int32_t i = 0; i < n; i++) {
-            const int32_t len = lp[i] > HBP_MAX_SEG ? HBP_MAX_SEG : lp[i];
-            samples++;
+        const int32_t n = row_segments(A, B->C, r, r + 1, cnt, first, cb, len);
+        for (int32_t i = 0; i < n; i++, samples++)
             for (int a = 0; a <= HBP_MAX_A; a++)
-                if ((len >> a) > HBP_TOP_BUCKET) past[a]++;
-        }
+                if (((len[i] > HBP_MAX_SEG ? HBP_MAX_SEG : len[i]) >> a) > HBP_TOP_BUCKET) past[a]++;
     }
-    free(cnt), free(scb), free(slen);
     int64_t trips[HBP_ROWS_CANDIDATES];
-    if (!height_trips(B, hash_shift(past, samples), ncb, most, cands, trips)) return 0;
+    if (!height_trips(B, hash_shift(past, samples), ncb, cands, trips)) return 0;
     int k = 0;
     while (k + 1 < cands && (double)trips[k + 1] < gain * (double)trips[k]) k++;
     const int32_t R = HBP_DEFAULT_BLOCK_ROWS << k;
