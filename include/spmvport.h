@@ -286,10 +286,11 @@ typedef struct spmv_plan_options {
                                   * registers: may spill). HIP: the grid only. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call: 0 =
-                                  * automatic (as many as 48 KiB holds, 6112 f64, 12224 f32, when they take at
-                                  * least a third of the entries, else none), -1 = as many as fit, -2 = none,
-                                  * k > 0 = at most k; only columns read at least once per thread block of the
-                                  * grid, and only with one column block of 32-bit columns and no staged task
+                                  * automatic (as many as 48 KiB holds, 6112 f64, 12224 f32, of the columns read
+                                  * at least 3 times per multiprocessor, when they take at least a third of the
+                                  * entries, else none), -1 = as many as fit, -2 = none, k > 0 = at most k; only
+                                  * columns read at least once per thread block of the grid, and only with one
+                                  * column block of 32-bit columns and no staged task
                                   * (graphs). Their reads leave L2 for shared memory (kron:20:16: 42% of the
                                   * entries, f64). Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_AMF_CSR */

@@ -943,6 +943,51 @@ static spmvport_format_data build_on(const spmv_matrix_t *A, const spmv_device_i
     return fd;
 }
 
+/* The fewest reads of a hot column on a GPU (hot_min_reads): the automatic rule takes only columns read at least 3
+ * times per multiprocessor, though f64 plans of 8 steps run 2 blocks per multiprocessor (a grid of 264 on 132);
+ * asked for (hbp_hot = -1), a column read once per block qualifies. kron:17:16 has columns read 264..395 times,
+ * so the check can fail. */
+static int32_t fewest_hot_reads(const spmv_matrix_t *A, const spmvport_format_data *fd, int64_t *nhot)
+{
+    int32_t *deg = calloc((size_t)A->n, sizeof(int32_t));
+    cr_assert_not_null(deg);
+    for (int32_t k = 0; k < A->nnz; k++) deg[A->col_idx[k]]++;
+    const int32_t *hot = fd->arrays[HBP_A_HOT].data;
+    int32_t fewest = INT32_MAX;
+    *nhot = HBP_NHOT(fd);
+    for (int64_t i = 0; i < *nhot; i++) fewest = deg[hot[i]] < fewest ? deg[hot[i]] : fewest;
+    free(deg);
+    return fewest;
+}
+
+Test(hbp, hot_columns_min_reads, .timeout = 300)
+{
+    spmv_matrix_t *A = generate("kron:17:16", SPMV_F64);
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    dev.backend = SPMV_BACKEND_CUDA, dev.warp_size = 32, dev.multiprocessors = 132;
+    dev.shared_mem_per_block = 232448, dev.l2_bytes = (size_t)60 << 20;
+    const int steps[] = {0, 8, 8}, hot[] = {0, 0, -1};
+    for (int i = 0; i < 3; i++) {
+        spmv_plan_options_t o = options(32, 0, 1 << 20, 0, 0); /* one column block */
+        o.hbp_steps = steps[i];
+        o.hbp_hot = hot[i];
+        spmvport_format_data fd = build_on(A, &dev, &o, "kron:17:16, 132 multiprocessors");
+        int64_t nhot;
+        const int32_t fewest = fewest_hot_reads(A, &fd, &nhot);
+        cr_assert_eq(stat(fd.stats, "steps"), 8, "%s", fd.stats);
+        cr_assert_eq(stat(fd.stats, "grid"), 2 * 132, "%s", fd.stats);
+        cr_assert_gt(nhot, 0, "%s", fd.stats);
+        if (hot[i] == 0)
+            cr_assert_geq(fewest, 3 * 132, "automatic hot columns, %lld of them, one read %d times: %s",
+                          (long long)nhot, fewest, fd.stats);
+        else
+            cr_assert(fewest >= 2 * 132 && fewest < 3 * 132, "hbp_hot = -1: fewest reads %d: %s", fewest, fd.stats);
+        spmvport_format_data_free(&fd);
+    }
+    spmv_matrix_destroy(A);
+}
+
 /* Position order keeps a block's warp groups in the order of their rows; the paper's bin order does not (a
  * circuit's rows of 3..7 entries, bin after bin), so the check can fail. Automatic: position order only on a
  * matrix past the L2 cache with most entries near the diagonal (circuit, not kron). */

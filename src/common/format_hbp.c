@@ -50,6 +50,8 @@
 #define HBP_DEFAULT_PREFETCH 0           /* trips a warp prefetches into L2 beyond its loads (hbp_kernels.h): none.
                                           * H200 (run V): 1 trip made every matrix slower, kron:20:16 0.2789 ->
                                           * 0.320 ms f64, circuit 0.2124 -> 0.2436, stencil 0.1312 -> 0.1466 */
+#define HBP_HOT_MIN_READS_SM 3          /* options.hbp_hot = 0: a hot column is read at least this many times per
+                                         * multiprocessor (hot_min_reads) */
 #define HBP_HOT_MIN_SHARE (1.0 / 3.0)   /* options.hbp_hot = 0: hot columns only where they take this share of the
                                           * entries (choose_hot) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
@@ -1394,14 +1396,14 @@ static int cmp_int32_desc(const void *p, const void *q)
  * free, and on a power-law graph a few thousand columns take a large share of the reads (kron:20:16: the top 6112,
  * 48 KiB of f64, 42% of the entries) while lying one per 128-byte line, far more lines than L1 holds. Every
  * thread block copies x at them into shared memory once per call (one L2 sector each) and their entries store
- * -1 - (index in the copy). Taken: the most read columns, at most `cap`, each read at least `grid` times (its
- * copy costs a read per block), and none unless they take at least `min_share` of the entries (the automatic
- * rule: on the H200 kron:20:16's 42% made it 11% faster, NotreDame_www's 16% and circuit:5000000's 5% slower: the
- * copy and the sign test cost more than the few L2 reads saved). */
+ * -1 - (index in the copy). Taken: the most read columns, at most `cap`, each read at least `min_reads` times
+ * (hot_min_reads: its copy costs a read per block), and none unless they take at least `min_share` of the entries
+ * (the automatic rule: on the H200 kron:20:16's 42% made it 11% faster, NotreDame_www's 16% and circuit:5000000's
+ * 5% slower: the copy and the sign test cost more than the few L2 reads saved). */
 
 /* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
- * read at least grid times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
-static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t grid, int32_t **map, int64_t *covered)
+ * read at least min_reads times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
+static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t min_reads, int32_t **map, int64_t *covered)
 {
     int32_t *deg = spmvport_calloc_array((size_t)A->n, sizeof(int32_t));
     int32_t *cand = spmvport_malloc_array((size_t)A->n + 1, sizeof(int32_t));
@@ -1411,9 +1413,9 @@ static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t grid, int32_
         for (int32_t k = 0; k < A->nnz; k++) deg[A->col_idx[k]]++;
         int32_t nc = 0;
         for (int32_t c = 0; c < A->n; c++)
-            if (deg[c] >= grid) cand[nc++] = deg[c];
+            if (deg[c] >= min_reads) cand[nc++] = deg[c];
         /* threshold t: the cap-th largest degree (columns of degree t are taken in column order up to cap) */
-        int32_t t = grid;
+        int32_t t = min_reads;
         if (nc > cap) {
             qsort(cand, (size_t)nc, sizeof(int32_t), cmp_int32_desc);
             t = cand[cap - 1];
@@ -1454,12 +1456,27 @@ static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
     return ok;
 }
 
+/* The fewest reads of a hot column: one per thread block of the grid (its copy costs a read per block), and for
+ * the automatic rule also HBP_HOT_MIN_READS_SM per multiprocessor. f64 plans with hot columns run 2 blocks per
+ * multiprocessor (8 steps), f32 ones 3, so with the grid alone f64 took columns read 2-3 times per multiprocessor
+ * that f32 leaves: on the H200 kron:20:4's 6112 f64 columns (44% of the entries, 4760 of them read 302 times) made
+ * it 18% slower than none, where f32, at 396 reads, takes none (24% of the entries). With 396 f64 takes none too:
+ * 99.1 -> 81.2 us, 0.72 -> 0.885x cuSPARSE (session 41, run H1); kron:19:8 and :19:16 (56 and 1076 columns fewer)
+ * within 0.3%. Of the generated kron graphs (2^15-2^22) and the shared matrices no other plan changes. */
+static int32_t hot_min_reads(const spmv_device_info_t *dev, int32_t grid, int automatic)
+{
+    const int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    const int64_t sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
+    const int64_t reads = (int64_t)HBP_HOT_MIN_READS_SM * (sms > (1 << 20) ? 1 << 20 : sms);
+    return automatic && reads > grid ? (int32_t)reads : grid;
+}
+
 /* hot_map, then apply_hot (none when below min_share). Returns 0 when out of memory. */
-static int choose_hot(hbp_build *B, int32_t cap, int32_t grid, double min_share)
+static int choose_hot(hbp_build *B, int32_t cap, int32_t min_reads, double min_share)
 {
     int32_t *map;
     int64_t covered;
-    int32_t h = hot_map(B->A, cap, grid, &map, &covered);
+    int32_t h = hot_map(B->A, cap, min_reads, &map, &covered);
     if (h < 0) return 0;
     if ((double)covered < min_share * (double)B->A->nnz) h = 0; /* too few reads saved: none */
     const int ok = apply_hot(B, map, h);
@@ -1482,7 +1499,8 @@ static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_
     const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
     int32_t *map;
     int64_t covered;
-    const int32_t h = hot_map(A, cap, planned_grid(dev, (size_t)cap * B->vsize, ctas), &map, &covered);
+    const int32_t h = hot_map(A, cap, hot_min_reads(dev, planned_grid(dev, (size_t)cap * B->vsize, ctas), 1), &map,
+                              &covered);
     if (h < 0) return 0;
     /* kept for the final choice (one degree count per build): with 8 steps its grid is the estimate's (where a
      * multiprocessor holds the 2-3 blocks' 48 KiB copies); with 4 steps the grid is larger, fewer columns
@@ -1691,7 +1709,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
         const int32_t cap = B->hot_want > 0 && B->hot_want < stage_cap ? B->hot_want : stage_cap;
         if (B->hot_pre_done ? !apply_hot(B, B->hot_pre, B->hot_pre_n) /* graph_steps' map */
-                            : !choose_hot(B, cap, grid, B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
+                            : !choose_hot(B, cap, hot_min_reads(dev, grid, B->hot_want == 0),
+                                          B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
             return oom(msg, msglen, "hot columns", A);
         if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
     }
