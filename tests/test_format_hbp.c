@@ -960,7 +960,7 @@ static int32_t fewest_hot_reads(const spmv_matrix_t *A, const spmvport_format_da
     return fewest;
 }
 
-Test(hbp, hot_columns_min_reads, .timeout = 300)
+Test(hbp, hot_columns_min_reads)
 {
     spmv_matrix_t *A = generate("kron:17:16", SPMV_F64);
     spmv_device_info_t dev;
