@@ -244,20 +244,27 @@ static int32_t density_block_cols(const spmv_matrix_t *A, int32_t narrowest, siz
     return best;
 }
 
+/* The device's multiprocessors (HBP_DEFAULT_SMS on the CPU backend or when unknown), at most 2^20 so that counts
+ * derived from them fit 32 bits. */
+static int32_t device_sms(const spmv_device_info_t *dev)
+{
+    const int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
+    const int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
+    return sms > (1 << 20) ? 1 << 20 : sms;
+}
+
 /* Thread blocks that can be resident at once: multiprocessors x blocks per multiprocessor, limited by the x
  * window (a multiprocessor's shared memory is taken as the per-block maximum, which holds on NVIDIA with opt-in
  * and on AMD) and by threads (at most ctas, the residency the kernel is compiled for). More would leave fixed
  * tasks to blocks that only start when others finish. */
 static int32_t planned_grid(const spmv_device_info_t *dev, size_t window_bytes, int ctas)
 {
-    int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
-    int sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
+    const int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
     size_t smem_sm = gpu && dev->shared_mem_per_block > 0 ? dev->shared_mem_per_block : HBP_DEFAULT_SMEM_SM;
     size_t per_sm = smem_sm / (window_bytes + 1024);
     if (per_sm < 1) per_sm = 1;
     if (per_sm > (size_t)ctas) per_sm = (size_t)ctas;
-    if (sms > (1 << 20)) sms = 1 << 20;
-    return (int32_t)sms * (int32_t)per_sm;
+    return device_sms(dev) * (int32_t)per_sm;
 }
 
 /* A unit cap of k trips (0: none; options.hbp_unit_trips): segments of t_long entries or more are warp-strided,
@@ -798,8 +805,10 @@ static int32_t row_segments(const spmv_matrix_t *A, int32_t C, int32_t r0, int32
             if (k1 > k0) cb[n] = 0, len[n++] = k1 - k0;
             continue;
         }
-        for (int32_t k = k0; k < k1; k++)
-            if (entry_block(A, k, C) >= 0) cnt[entry_block(A, k, C)]++;
+        for (int32_t k = k0; k < k1; k++) {
+            const int32_t j = entry_block(A, k, C);
+            if (j >= 0) cnt[j]++;
+        }
         for (int32_t k = k0; k < k1; k++) {
             const int32_t j = entry_block(A, k, C);
             if (j < 0 || cnt[j] == 0) continue; /* out of range, or this block's run was counted at its first entry */
@@ -1465,10 +1474,8 @@ static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
  * within 0.3%. Of the generated kron graphs (2^15-2^22) and the shared matrices no other plan changes. */
 static int32_t hot_min_reads(const spmv_device_info_t *dev, int32_t grid, int automatic)
 {
-    const int gpu = dev != NULL && dev->backend != SPMV_BACKEND_CPU;
-    const int64_t sms = gpu && dev->multiprocessors > 0 ? dev->multiprocessors : HBP_DEFAULT_SMS;
-    const int64_t reads = (int64_t)HBP_HOT_MIN_READS_SM * (sms > (1 << 20) ? 1 << 20 : sms);
-    return automatic && reads > grid ? (int32_t)reads : grid;
+    const int32_t reads = HBP_HOT_MIN_READS_SM * device_sms(dev);
+    return automatic && reads > grid ? reads : grid;
 }
 
 /* hot_map, then apply_hot (none when below min_share). Returns 0 when out of memory. */
