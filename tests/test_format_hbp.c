@@ -988,6 +988,33 @@ Test(hbp, hot_columns_min_reads)
     spmv_matrix_destroy(A);
 }
 
+/* Busy plans (choose_unit_trips): with one column block and 4-32 trips of work per resident warp, the automatic
+ * unit cap is 8 where the estimate alone gives none or 16, unless the rows 8 would warp-stride hold more than
+ * half the entries. A simulated device of 8 multiprocessors puts small graphs there (kron:16:4 in f64: 20
+ * trips a warp, 3 blocks of 8 warps a multiprocessor); the estimate alone gives no cap on both graphs. */
+Test(hbp, unit_cap_busy_plans)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    dev.backend = SPMV_BACKEND_CUDA, dev.warp_size = 32, dev.multiprocessors = 8;
+    dev.shared_mem_per_block = 232448, dev.l2_bytes = (size_t)60 << 20;
+    const char *spec[] = {"kron:16:4", "kron:14:8", "fem3d:3:12", "kron:16:4"};
+    const int cols[] = {0, 0, 0, 32768}, want[] = {8, 8, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        spmv_matrix_t *A = generate(spec[i], SPMV_F64);
+        spmv_plan_options_t o = options(32, 0, cols[i], 0, 0);
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_HBP, 32, &dev, &o, msg, sizeof msg),
+                     SPMV_STATUS_SUCCESS, "%s: %s", spec[i], msg);
+        cr_assert_eq(stat(fd.stats, "col_blocks"), cols[i] ? 2 : 1, "%s: %s", spec[i], fd.stats);
+        cr_assert_eq(stat(fd.stats, "unit_trips"), want[i], "%s (%s): %s", spec[i],
+                     i == 2 ? "81 entries a row" : cols[i] ? "two column blocks" : "busy", fd.stats);
+        spmvport_format_data_free(&fd);
+        spmv_matrix_destroy(A);
+    }
+}
+
 /* Position order keeps a block's warp groups in the order of their rows; the paper's bin order does not (a
  * circuit's rows of 3..7 entries, bin after bin), so the check can fail. Automatic: position order only on a
  * matrix past the L2 cache with most entries near the diagonal (circuit, not kron). */

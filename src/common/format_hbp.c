@@ -949,11 +949,28 @@ static int32_t choose_block_rows(const hbp_build *B)
  * resident warps, and keeps the largest cap within 5% of the best (fewer units, fewer partials). The 2.5 is
  * measured: on the H200 (f64, 8 shared matrices x 6 caps, run M) time ~ 7.9 us + 0.52 us x longest + 1.31 us x
  * units per warp, a unit costing what 2.5 trips do (its header, lengths and first x read are a chain).
+ *
+ * Busy plans. That fit is for matrices of a few trips per warp. With one column block and 4-32 trips of work per
+ * resident warp (power-law graphs of 2-16M entries on the H200), the estimate prefers no cap or 16 where a cap of 8
+ * (at 4 steps, rows of 33-127 entries warp-strided) is faster. H200, session 42, HEAD's library against this rule,
+ * two alternating processes (run J3): kron:20:2 1.05-1.07x, kron:20:4 1.03-1.05x, kron:20:8 1.03-1.07x, kron:18:4
+ * and kron:21:2 f64 1.06x, kron:19:2 f64 1.03x, kron:22:2 f32 1.02x, the other 8 plans it changes 0.998-1.016x; the
+ * circuit, lp, stencil and uniform plans it reaches were within 0.3% at 8 (runs J1-J2). The estimate charges those
+ * rows' extra trips and units in full; at this size they cost less than it says (the cause is not isolated). Cut
+ * plans (kron:18:16 f64 0.94x at 8), busier ones (kron:21:8, kron:22:2 f64 0.96-0.98x) and rows that 8 would make
+ * long strided units (fem3d:3:40, 81 entries a row: 1.6x slower) keep the estimate's choice: the cap is taken only
+ * where there are rows it warp-strides (8 S + 1 to 4 W entries) and they hold at most half the entries (kron
+ * graphs: 12-34%); where there are none (uniform rows, stencils) it would change little but the tasks' size.
  * ========================================================================================================= */
 
 #define HBP_UNIT_TRIPS_MAX 16            /* the largest cap tried (then 8, 4, 2, 1) */
 #define HBP_UNIT_TRIPS_GAIN 0.95         /* a smaller cap must be 5% faster by the estimate */
 #define HBP_UNIT_COST 2.5                /* a unit's start, in trips (fit above) */
+#define HBP_UNIT_BUSY_MIN 4              /* busy plans (above): from 4 trips of work per resident warp ... */
+#define HBP_UNIT_BUSY_MAX 32             /* ... to 32 */
+#define HBP_UNIT_BUSY_CAP 8              /* take this cap in place of none or a larger one ... */
+#define HBP_UNIT_BUSY_MOVED 0.5          /* ... where the rows it warp-strides hold some, at most this share, of the
+                                          * entries */
 
 /* Estimated time in trips with at most `cap` trips per unit (0: no cap: groups up to HBP_LONG_WARPS W entries,
  * segments of HBP_MAX_SEG), for `warps` resident warps. */
@@ -982,6 +999,17 @@ static double unit_trips_estimate(const spmv_matrix_t *A, int S, int W, int cap,
     return (double)longest + work / warps;
 }
 
+/* The share of A's entries in rows of lo..hi-1 entries. */
+static double rows_share(const spmv_matrix_t *A, int64_t lo, int64_t hi)
+{
+    int64_t in = 0;
+    for (int32_t r = 0; r < A->m; r++) {
+        const int64_t len = A->row_ptr[r + 1] - A->row_ptr[r];
+        if (len >= lo && len < hi) in += len;
+    }
+    return A->nnz > 0 ? (double)in / (double)A->nnz : 0.0;
+}
+
 /* options.hbp_unit_trips: -1 none, k > 0 k, 0 automatic (above). Returns the cap, 0 for none. */
 static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested)
 {
@@ -989,17 +1017,23 @@ static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, 
     const spmv_matrix_t *A = B->A;
     const int S = B->steps, W = B->W;
     const double warps = (double)planned_grid(dev, 0, B->ctas) * (HBP_CTA_THREADS / W);
-    /* where every warp has a full-length group's trips of work or more, no unit is the critical path */
+    const double busy = (double)A->nnz / (warps * (double)S * W); /* trips of work per resident warp */
+    /* where every warp has a full-length group's trips of work or more, no unit is the critical path: no cap */
     const int64_t longest_group = ((int64_t)HBP_LONG_WARPS * W + S - 1) / S;
-    if ((double)A->nnz >= warps * (double)S * W * (double)longest_group) return 0;
+    const int estimated = busy < (double)longest_group;
     int best = 0;
-    double best_t = unit_trips_estimate(A, S, W, 0, warps);
-    for (int cap = HBP_UNIT_TRIPS_MAX; cap >= 1; cap /= 2) {
+    double best_t = estimated ? unit_trips_estimate(A, S, W, 0, warps) : 0.0;
+    for (int cap = HBP_UNIT_TRIPS_MAX; estimated && cap >= 1; cap /= 2) {
         const double t = unit_trips_estimate(A, S, W, cap, warps);
         if (t < HBP_UNIT_TRIPS_GAIN * best_t) {
             best = cap;
             best_t = t;
         }
+    }
+    const int busy_plan = B->ncb == 1 && busy >= HBP_UNIT_BUSY_MIN && busy < HBP_UNIT_BUSY_MAX;
+    if (busy_plan && (best == 0 || best > HBP_UNIT_BUSY_CAP)) {
+        const double moved = rows_share(A, capped_t_long(HBP_UNIT_BUSY_CAP, S, HBP_LONG_WARPS * W), HBP_LONG_WARPS * W);
+        if (moved > 0.0 && moved <= HBP_UNIT_BUSY_MOVED) best = HBP_UNIT_BUSY_CAP;
     }
     return best;
 }
