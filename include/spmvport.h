@@ -362,7 +362,8 @@ typedef struct spmv_plan_options {
     int hbp_unit_trips;          /* SPMV_FORMAT_HBP: most kernel trips (S steps each) one warp unit takes: 0 =
                                   * automatic (no cap, unless the matrix is too small to give every resident
                                   * warp a long chain; then the cap of the best estimated time, docs/formats/
-                                  * hbp.md "Small matrices"), -1 = no cap (warp groups of segments up to 4 W
+                                  * hbp.md "Small matrices"; 8 on busy plans of one column block, "Busy
+                                  * plans" there), -1 = no cap (warp groups of segments up to 4 W
                                   * entries, segments cut every 1024), k > 0 = groups of segments up to k S
                                   * entries, longer ones warp-strided and cut every k S W entries (at most 1024).
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
