@@ -1020,14 +1020,15 @@ static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, 
     const double busy = (double)A->nnz / (warps * (double)S * W); /* trips of work per resident warp */
     /* where every warp has a full-length group's trips of work or more, no unit is the critical path: no cap */
     const int64_t longest_group = ((int64_t)HBP_LONG_WARPS * W + S - 1) / S;
-    const int estimated = busy < (double)longest_group;
     int best = 0;
-    double best_t = estimated ? unit_trips_estimate(A, S, W, 0, warps) : 0.0;
-    for (int cap = HBP_UNIT_TRIPS_MAX; estimated && cap >= 1; cap /= 2) {
-        const double t = unit_trips_estimate(A, S, W, cap, warps);
-        if (t < HBP_UNIT_TRIPS_GAIN * best_t) {
-            best = cap;
-            best_t = t;
+    if (busy < (double)longest_group) {
+        double best_t = unit_trips_estimate(A, S, W, 0, warps);
+        for (int cap = HBP_UNIT_TRIPS_MAX; cap >= 1; cap /= 2) {
+            const double t = unit_trips_estimate(A, S, W, cap, warps);
+            if (t < HBP_UNIT_TRIPS_GAIN * best_t) {
+                best = cap;
+                best_t = t;
+            }
         }
     }
     const int busy_plan = B->ncb == 1 && busy >= HBP_UNIT_BUSY_MIN && busy < HBP_UNIT_BUSY_MAX;
