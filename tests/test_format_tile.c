@@ -1316,9 +1316,11 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * where rows have 4, 8 or 12 entries a tile (fem3d:4:10: 16 a step would take about 1.6x the slots); option 5 forces
  * it in either precision, also on a plan whose steps are 3 (fem3d:3:13), option 3 never groups steps. Dense tiles
  * count as rows of their columns (the shuffled loop takes them with steps of 16): fem3d:7:10 (1599 Dense tiles beside
- * CSR ones of rows of 7 and 14 entries) takes 16 in f32 (its CSR tiles alone: over 1.1x the slots), fem3d:7:11
- * (3862) still 4. A plan with fewer than an eighth of its warp steps on a Dense tile takes 16 up to 1.15x the slots:
- * fem3d:5:12 in f32 (1.1-1.15x). */
+ * CSR ones of rows of 7 and 14 entries) takes 16 in f32 (its CSR tiles alone: over 1.1x the slots). A plan with fewer
+ * than an eighth of its warp steps on a Dense tile takes 16 up to 1.15x the slots: fem3d:5:12 in f32 (1.1-1.15x);
+ * with more, up to 1.2x where it has no block tasks or under a quarter of its steps are Dense, else 1.1x:
+ * fem3d:7:11 (about 1.13x, a third of its steps Dense) takes 16 without block tasks and 4 with its automatic 4 a tile
+ * row; fem3d:6:12 (1.12x, a sixth Dense) takes 16 with its 4. */
 /* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, all CSR) takes 4 tasks a tile row when
  * its tile rows fit 2/3 of a wave of the warps the GPU holds at 1280 threads an SM (17 SMs: 680 at W = 32), none
  * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400) and, its tiles all CSR, beyond (7: 280);
@@ -1504,12 +1506,13 @@ Test(tile_invariants, csr_step16_rule)
     const struct {
         const char *spec;
         const spmv_device_info_t *dev;
-        int f32, option, step;
-    } cases[] = {{"fem3d:5:11", &gpu, 1, 0, 16}, {"fem3d:5:11", &gpu, 0, 0, 4}, {"fem3d:5:11", &cpu, 1, 0, 4},
-                 {"fem3d:5:11", &gpu, 1, 3, 4},  {"fem3d:5:11", &gpu, 0, 5, 16}, {"fem3d:4:10", &gpu, 1, 0, 4},
-                 {"fem3d:4:10", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 5, 16}, {"fem3d:3:13", &gpu, 1, 0, 9},
-                 {"fem3d:7:10", &gpu, 1, 0, 16}, {"fem3d:7:10", &gpu, 0, 0, 4},  {"fem3d:7:11", &gpu, 1, 0, 4},
-                 {"fem3d:5:12", &gpu, 1, 0, 16}, {"fem3d:5:12", &gpu, 0, 0, 4}};
+        int f32, option, step, bk; /* bk: the block tasks the plan must have (0: none, block tasks off) */
+    } cases[] = {{"fem3d:5:11", &gpu, 1, 0, 16, 0}, {"fem3d:5:11", &gpu, 0, 0, 4, 0}, {"fem3d:5:11", &cpu, 1, 0, 4, 0},
+                 {"fem3d:5:11", &gpu, 1, 3, 4, 0},  {"fem3d:5:11", &gpu, 0, 5, 16, 0}, {"fem3d:4:10", &gpu, 1, 0, 4, 0},
+                 {"fem3d:4:10", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 0, 9, 0},
+                 {"fem3d:7:10", &gpu, 1, 0, 16, 0}, {"fem3d:7:10", &gpu, 0, 0, 4, 0},  {"fem3d:7:11", &gpu, 1, 0, 16, 0},
+                 {"fem3d:7:11", &gpu, 1, 0, 4, 4}, {"fem3d:6:12", &gpu, 1, 0, 16, 4}, {"fem3d:6:12", &gpu, 0, 0, 4, 4},
+                 {"fem3d:5:12", &gpu, 1, 0, 16, 0}, {"fem3d:5:12", &gpu, 0, 0, 4, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].f32 ? SPMV_F32 : SPMV_F64, 5),
@@ -1517,9 +1520,12 @@ Test(tile_invariants, csr_step16_rule)
         spmvport_format_data fd;
         spmv_plan_options_t o = tile_options(32, 0, 0, 0);
         o.tile_csr_shuffle = cases[i].option;
-        o.tile_block_tasks = -1; /* these small grids would take block tasks, which never take steps of 9 */
+        /* these small grids would take block tasks, which never take steps of 9: off but where a case asks */
+        o.tile_block_tasks = cases[i].bk > 0 ? 0 : -1;
         build_layout(&fd, A, 32, &o, cases[i].dev);
         const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+        cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk > 0 ? cases[i].bk : 1, "%s case %zu: %s", cases[i].spec,
+                     i, fd.stats);
         cr_assert(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE, "%s case %zu: no x by shuffles: %s", cases[i].spec, i, fd.stats);
         cr_assert_eq(spmvport_tile_shuffle_step(fl), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
         cr_assert_eq(support_stat(fd.stats, "csr_shuffle"), cases[i].step, "%s case %zu: %s", cases[i].spec, i, fd.stats);
