@@ -1535,6 +1535,44 @@ Test(tile_invariants, csr_step16_rule)
     }
 }
 
+/* Wide plans of FEM blocks (tile rows for at least 16 warps an SM) take 1.5x the average tile row as their balance up
+ * to 64 tiles a task, graphs of COO tiles up to 16, and FEM blocks of 8 unknowns whose tile rows cut their blocks
+ * (42-45% CSR tiles, the rest nearly all Dense) run x by shuffles. On 8 SMs: fem3d:7:12 (70 of its 756 tile rows
+ * longer than 32 tiles, split at the former 32) keeps whole tile rows; on 16, fem3d:8:9 (365 tile rows) runs x by
+ * shuffles with whole tile rows (before: no shuffles, 227 rows split at 16); kron:14:16 (no CSR tile) keeps 16 and
+ * no shuffles. */
+Test(tile_invariants, wide_fem_plans)
+{
+    const struct {
+        const char *spec;
+        int sms, shuffle;
+        int64_t balance_max, tile_rows;
+    } cases[] = {{"fem3d:7:12", 8, 1, 64, 756}, {"fem3d:8:9", 16, 1, 64, 365}, {"kron:14:16", 8, 0, 16, 1024}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int p = 0; p < 2; p++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            const spmv_device_info_t dev = model_gpu(cases[i].sms);
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+            build_layout(&fd, A, 32, &o, &dev);
+            const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            const int64_t balance = support_stat(fd.stats, "tbalance");
+            cr_assert_eq(rows, cases[i].tile_rows, "%s: not the plan the test is for: %s", cases[i].spec, fd.stats);
+            cr_assert_eq(spmvport_tile_block_tasks(fl), 1, "%s: %s", cases[i].spec, fd.stats);
+            cr_assert_eq(!!(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE), cases[i].shuffle, "%s: %s", cases[i].spec, fd.stats);
+            if (cases[i].balance_max == 64)
+                cr_assert(balance > 16 && balance <= 64 && fd.params[SPMVPORT_TILE_P_TASKS] == rows &&
+                              fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
+                          "%s: whole tile rows expected: %s", cases[i].spec, fd.stats);
+            else
+                cr_assert_eq(balance, 16, "%s: %s", cases[i].spec, fd.stats);
+            check_tasks(&fd, "wide FEM plans");
+            spmvport_format_data_free(&fd);
+            spmv_matrix_destroy(A);
+        }
+}
+
 /* A plan with x by shuffles (ADPT) stores the tiles its rule makes ELL as CSR: FEM blocks of 4 unknowns (fem3d:4:10,
  * whose uniform rows make ELL tiles otherwise) have none, with W = 32 and 64; without x by shuffles
  * (`tile_csr_shuffle=-1`) or with the paper's seven formats (`tile_variant=2`) they keep them. The entries are the

@@ -34,7 +34,7 @@
 #define TILE_BAND_BALANCE_MAX 32 /* 1.5x the average tiles of a tile row, within these bounds */
 #define TILE_WIDE_BALANCE_MAX 16  /* plans without band tiles with a tile row for a quarter of the warps the */
 #define TILE_WIDE_ROWS_PER_SM 16  /* GPU holds (16 an SM): 1.5x the average tiles of a tile row, 8 to 16, */
-#define TILE_WIDE_CSR_BALANCE_MAX 32 /* or to 32 when at least half their tiles are CSR (FEM blocks) */
+#define TILE_WIDE_FEM_BALANCE_MAX 64 /* or to 64 for FEM blocks (fem_blocks) */
 #define TILE_TAIL_SPLIT_MIN_TILES 18 /* tiles a tile row from which a short last wave splits rows (short_last_wave) */
 #define TILE_TAIL_SPLIT_PARTS 3      /* into this many tasks */
 #define TILE_MAX_BALANCE (1 << 20)
@@ -744,6 +744,22 @@ static int mostly_csr(const tile_sizes *z)
     return z->tiles > 0 && 2 * z->hist_tiles[SPMVPORT_TILE_CSR] >= z->tiles;
 }
 
+/* FEM blocks: at least half the stored tiles CSR, or a third CSR and nine in ten CSR or Dense (FEM blocks of 8
+ * unknowns at odd sizes, whose 16-row tile rows cut their 8 x 8 blocks: 42-45% CSR, the rest nearly all Dense).
+ * They run x by shuffles (shuffles) and, in wide plans, up to 64 tiles a task (the balance, in the builder).
+ * Before session 43 the second kind ran neither (no shuffles, split at 16 tiles with carries and the fix-up
+ * launch). H200, session 43 (run K4, HEAD's host library against this one, two alternating processes, tile time
+ * before / after, f32 / f64; x cuSPARSE after): fem3d:8:17 1.23 / 1.14 (1.39 / 1.12), :8:21 1.29 / 1.46 (1.31 /
+ * 1.42), :8:25 1.05 / 1.21, :8:29 1.17 / 1.13, :8:33 1.15 / 1.17, :8:37 1.14 / 1.18 (1.49 / 1.50), the small
+ * :8:9-15 1.05-1.24 (fem3d:8:9 0.79 / 0.66 -> 0.87 / 0.82x, 12 us). */
+static int fem_blocks(const tile_sizes *z)
+{
+    const int64_t csr = z->hist_tiles[SPMVPORT_TILE_CSR], dense = z->hist_tiles[SPMVPORT_TILE_DENSE] +
+                                                                 z->hist_tiles[SPMVPORT_TILE_DENSE_ROW] +
+                                                                 z->hist_tiles[SPMVPORT_TILE_DENSE_COL];
+    return mostly_csr(z) || (z->tiles > 0 && 3 * csr >= z->tiles && 10 * (csr + dense) >= 9 * z->tiles);
+}
+
 /* Wide plans of long CSR tile rows (at least 18 tiles a tile row: FEM blocks of 4-6 unknowns) whose whole tile rows
  * take one wave of the warps the GPU holds at 1280 threads an SM (the shuffled kernels' usual count) and at most
  * half another: each tile row is split into 3 tasks (TILE_TAIL_SPLIT_PARTS: tbalance a third of the longest). With
@@ -1129,7 +1145,8 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 }
 
 /* Whether the plan runs x by shuffles (SPMVPORT_TILE_FLAG_CSR_SHUFFLE): only the kernel with one tile in flight, a
- * task per warp and no CSR steps has it; by default where at least half the stored tiles are CSR. On the H100
+ * task per warp and no CSR steps has it; by default on FEM blocks (fem_blocks: at least half the stored tiles CSR,
+ * or a third CSR and nearly all the rest Dense). On the H100
  * (session 23, runs MA, MD) it took fem3d:3:48 from 0.1198 to 0.0974 ms f64 (0.0797 -> 0.0715 f32) and fem3d:3:56
  * from 0.2129 to 0.1735 (0.1510 -> 0.1387), and the 14 shared FEM matrices of 57-85% CSR tiles 1.19x in geometric
  * mean (1.01-1.53x); it made circuit:5000000 (13% CSR tiles, the rest HYB: the warp takes them format by format) 7%
@@ -1137,7 +1154,7 @@ static spmv_status_t add(spmvport_format_data *fd, const char *name, int64_t cou
 static int shuffles(const spmv_plan_options_t *opt, const tile_cfg *cfg, const tile_sizes *z)
 {
     const int inflight = opt->tile_inflight > 0 ? opt->tile_inflight : TILE_DEFAULT_INFLIGHT;
-    return (opt->tile_csr_shuffle >= 1 || (opt->tile_csr_shuffle == 0 && mostly_csr(z))) &&
+    return (opt->tile_csr_shuffle >= 1 || (opt->tile_csr_shuffle == 0 && fem_blocks(z))) &&
            !cfg->band && inflight == 1 && opt->tile_csr_steps != 1 && opt->tile_group_tasks != 1;
 }
 
@@ -1304,10 +1321,15 @@ pass1:
          * 1.31, :34 0.99 / 0.91 -> 1.03 / 1.09, :38 1.00 / 0.95 -> 1.16 / 1.14, :42 1.03 / 0.98 -> 1.13 / 1.06,
          * :46 1.05 / 1.02 -> 1.12 / 1.13, :50 1.07 / 1.04 -> 1.15 / 1.15; but on graphs of COO tiles, where a
          * tile's chain is longer and the split tasks are the parallelism, 32 made cage11 1.34x / 1.14x and nh2010
-         * 1.06x / 1.10x slower, so they keep 16. */
+         * 1.06x / 1.10x slower, so they keep 16. Since session 43 FEM blocks (fem_blocks) go up to 64: at 32 the
+         * FEM blocks of 7 whose tile rows reach past 32 tiles (fem3d:7:28, :7:36, :7:44: an eighth of them) were
+         * split with carries and the fix-up launch; whole (H200, runs K3-K4, tile time before / after, f32 / f64)
+         * 1.035-1.055 / 1.008-1.036 (fem3d:7:28 f32 0.96-0.97 -> 1.01-1.02x cuSPARSE). On FEM blocks of 8 with x
+         * by shuffles 64 against 16 (run K4): f32 1.00-1.21x faster, f64 0.92-1.13x (fem3d:8:17, :8:25, :8:29
+         * 2-8% slower; :8:21 1.13x faster). */
         else if (!cfg.band && on_gpu && !few_tile_rows(&z, dev)) {
             balance = clamp_i64(avg15, TILE_DEFAULT_BALANCE,
-                                mostly_csr(&z) ? TILE_WIDE_CSR_BALANCE_MAX : TILE_WIDE_BALANCE_MAX);
+                                fem_blocks(&z) ? TILE_WIDE_FEM_BALANCE_MAX : TILE_WIDE_BALANCE_MAX);
             if (short_last_wave(&z, dev, fd->warp_size)) balance = third_of_longest(tile_ptr, z.tile_rows);
         }
     }
