@@ -240,7 +240,7 @@ typedef struct spmv_plan_options {
     int tile_deferred_threshold; /* 0 = 1800000 non-zeros (the paper's) */
     int tile_balance;            /* most tiles of one tile row per task; 0 = 8 (the paper's), but 1.5x the average
                                   * tiles a tile row on band plans (16-32) and, on a GPU, on plans of at least 16
-                                  * tile rows a multiprocessor (8-16): docs/formats/tile.md */
+                                  * tile rows a multiprocessor (8-16; FEM blocks 8-64): docs/formats/tile.md */
     int tile_inflight;           /* tiles each 16 lanes of a warp load together (1, 2 or 4); 0 = automatic: band
                                   * tiles and band batches when they are >= half the tiles, else 1. More hides
                                   * more latency per lane but costs registers, hence resident warps */
@@ -395,13 +395,14 @@ typedef struct spmv_plan_options {
     int tile_csr_shuffle;        /* CSR tiles with x from shuffles in the kernel without band tiles: each lane of a
                                   * group loads one x entry of the tile's 16 columns with its row's bounds, and
                                   * every entry takes its x from the group's lanes (no dependent x load an entry;
-                                  * the whole warp steps together). 0 = automatic, 1 = on, -1 = off; 2 = on, and
-                                  * where the plan steps 3 entries at a time two such steps are loaded together
-                                  * (automatic: in f32 when the plan is larger than the GPU's L2 cache), 3 = on,
-                                  * one step at a time; 4 = on, three steps together (automatic: in f32 on a GPU
+                                  * the whole warp steps together). 0 = automatic (FEM blocks: at least half the
+                                  * tiles CSR, or a third CSR and the rest nearly all Dense), 1 = on, -1 = off;
+                                  * 2 = on, and where the plan steps 3 entries at a time two such steps are loaded
+                                  * together (automatic: in f32 when the plan is larger than the GPU's L2 cache),
+                                  * 3 = on, one step at a time; 4 = on, three steps together (automatic: in f32 on a GPU
                                   * where rows have 3, 6 or 9 entries a tile, FEM blocks of 3 unknowns); 5 = on,
                                   * steps of 4 loaded four at a time, 16 entries, Dense tiles in the same loop
-                                  * (automatic: in f32 on a GPU where that takes at most 10-15% more lane slots,
+                                  * (automatic: in f32 on a GPU where that takes at most 10-20% more lane slots,
                                   * Dense tiles counted as full rows: FEM blocks of 5-7 unknowns). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_HBP, added after 0.2.0 (a reserved slot) */

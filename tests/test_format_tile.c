@@ -1508,9 +1508,9 @@ Test(tile_invariants, csr_step16_rule)
         const spmv_device_info_t *dev;
         int f32, option, step, bk; /* bk: the block tasks the plan must have (0: none, block tasks off) */
     } cases[] = {{"fem3d:5:11", &gpu, 1, 0, 16, 0}, {"fem3d:5:11", &gpu, 0, 0, 4, 0}, {"fem3d:5:11", &cpu, 1, 0, 4, 0},
-                 {"fem3d:5:11", &gpu, 1, 3, 4, 0},  {"fem3d:5:11", &gpu, 0, 5, 16, 0}, {"fem3d:4:10", &gpu, 1, 0, 4, 0},
+                 {"fem3d:5:11", &gpu, 1, 3, 4, 0}, {"fem3d:5:11", &gpu, 0, 5, 16, 0}, {"fem3d:4:10", &gpu, 1, 0, 4, 0},
                  {"fem3d:4:10", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 0, 9, 0},
-                 {"fem3d:7:10", &gpu, 1, 0, 16, 0}, {"fem3d:7:10", &gpu, 0, 0, 4, 0},  {"fem3d:7:11", &gpu, 1, 0, 16, 0},
+                 {"fem3d:7:10", &gpu, 1, 0, 16, 0}, {"fem3d:7:10", &gpu, 0, 0, 4, 0}, {"fem3d:7:11", &gpu, 1, 0, 16, 0},
                  {"fem3d:7:11", &gpu, 1, 0, 4, 4}, {"fem3d:6:12", &gpu, 1, 0, 16, 4}, {"fem3d:6:12", &gpu, 0, 0, 4, 4},
                  {"fem3d:5:12", &gpu, 1, 0, 16, 0}, {"fem3d:5:12", &gpu, 0, 0, 4, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

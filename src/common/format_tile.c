@@ -874,10 +874,11 @@ static void defer_automatically(tile_cfg *cfg, int regular, const spmv_plan_opti
  * (out of sample), but :7:28 0.99 (0.98 -> 0.97). Run F4 (steps of 16 forced, with DN) had fem3d:6:32 (34% more
  * slots with its Dense tiles) 0.92 and :7:14 (13%) 0.93, which keep 4, and run F7 a bound of 20% where an eighth of
  * the warp steps hold a Dense tile: blocks of 6 1.00-1.07, fem3d:7:21, :7:27, :7:32 1.02-1.09, but fem3d:7:12-20
- * 0.91-0.97. Those four are the plans with block tasks and a third or more of their steps Dense, so (session 43) such
- * plans keep 10% and the others take 20%: run K1 (f32, HEAD's host library against this one, three alternating
- * processes, tile time before / after; x cuSPARSE after) fem3d:6:9-39 1.01-1.05 (:6:11 1.00; :6:27 1.01, :6:31
- * 1.04, :6:9 1.01), :7:21 1.07 (0.99), :7:27 1.05 (1.01), :7:32 1.03, but :7:37 0.975 (1.10 -> 1.07; out of sample).
+ * 0.91-0.97. Those four are the run's only plans with block tasks and a third of their steps Dense (FEM blocks of
+ * 6: a sixth), so (session 43) plans with block tasks and a quarter or more keep 10% and the others take 20%: run
+ * K1 (f32, HEAD's host library against this one, three alternating processes, tile time before / after; x cuSPARSE
+ * after) fem3d:6:9-39 1.01-1.05 (:6:11 1.00; :6:27 1.01, :6:31 1.04, :6:9 1.01), :7:21 1.07 (0.99), :7:27 1.05
+ * (1.01), :7:32 1.03, but :7:37 0.975 (1.10 -> 1.07; out of sample).
  * Plans with fewer Dense warp steps (FEM blocks of 5: none, or one Dense tile) take 16 up to 15% more slots: f32,
  * three processes (runs F8-F9, tile time before / after; x cuSPARSE after): fem3d:5:19 1.06-1.07 (1.07-1.09),
  * :5:22 1.05-1.07, :5:29 1.05 (0.99 -> 1.03), :5:35 1.06-1.07 (0.97 -> 1.03-1.04), :5:45 1.06 (0.96 -> 1.01-1.02),
