@@ -209,6 +209,26 @@ Test(SUITE, tile_block_tasks, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* tile on FEM blocks of 8 unknowns at odd sizes (42-45% of the tiles CSR, nearly all the rest Dense): x by shuffles
+ * with Dense tiles beside CSR ones (f64: steps of 4, the Dense warp steps through tile_apply), split tile rows with
+ * carries on the small grid, whole long tile rows on the larger one on a big GPU; both precisions. */
+Test(SUITE, tile_fem_blocks_of_8)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const char *specs[] = {"fem3d:8:9", "fem3d:8:17"};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 2; i++) {
+            spmv_matrix_t *F = NULL;
+            cr_assert_eq(spmv_matrix_generate(&F, specs[i], p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, NULL);
+            cr_assert(strstr(info.stats, "csr_shuffle=0;") == NULL && strstr(info.stats, "dns_tiles=0;") == NULL,
+                      "%s: x by shuffles with Dense tiles expected: %s", specs[i], info.stats);
+            support_check_format(ctx, SPMV_FORMAT_TILE, NULL, specs[i], F, 0);
+            spmv_matrix_destroy(F);
+        }
+    spmv_context_destroy(ctx);
+}
+
 /* ehyb's batch-4 kernels (the edge cases are small matrices: the default batch 8 runs above), batch 8 with a part
  * count of options.ehyb_parts, no halo with one warp per slice, and every column in the halo with 8 warps per
  * slice. User ordering: the check passes x and y unpermuted. */
