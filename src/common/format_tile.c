@@ -749,9 +749,9 @@ static int mostly_csr(const tile_sizes *z)
  * They run x by shuffles (shuffles) and, in wide plans, up to 64 tiles a task (the balance, in the builder).
  * Before session 43 the second kind ran neither (no shuffles, split at 16 tiles with carries and the fix-up
  * launch). H200, session 43 (run K4, HEAD's host library against this one, two alternating processes, tile time
- * before / after, f32 / f64; x cuSPARSE after): fem3d:8:17 1.23 / 1.14 (1.39 / 1.12), :8:21 1.29 / 1.46 (1.31 /
- * 1.42), :8:25 1.05 / 1.21, :8:29 1.17 / 1.13, :8:33 1.15 / 1.17, :8:37 1.14 / 1.18 (1.49 / 1.50), the small
- * :8:9-15 1.05-1.24 (fem3d:8:9 0.79 / 0.66 -> 0.87 / 0.82x, 12 us). */
+ * before / after, f32 / f64; x cuSPARSE after): fem3d:8:17 1.23 / 1.14 (1.39 / 1.12; f32 19-24 us by process, run
+ * K7), :8:21 1.29 / 1.46 (1.31 / 1.42), :8:25 1.05 / 1.21, :8:29 1.17 / 1.13, :8:33 1.15 / 1.17, :8:37 1.14 / 1.18
+ * (1.49 / 1.50), the small :8:9-15 1.05-1.24 (fem3d:8:9 0.79 / 0.66 -> 0.87 / 0.82x, 12 us). */
 static int fem_blocks(const tile_sizes *z)
 {
     const int64_t csr = z->hist_tiles[SPMVPORT_TILE_CSR], dense = z->hist_tiles[SPMVPORT_TILE_DENSE] +
