@@ -754,9 +754,9 @@ static int mostly_csr(const tile_sizes *z)
  * (1.49 / 1.50), the small :8:9-15 1.05-1.24 (fem3d:8:9 0.79 / 0.66 -> 0.87 / 0.82x, 12 us). */
 static int fem_blocks(const tile_sizes *z)
 {
-    const int64_t csr = z->hist_tiles[SPMVPORT_TILE_CSR], dense = z->hist_tiles[SPMVPORT_TILE_DENSE] +
-                                                                 z->hist_tiles[SPMVPORT_TILE_DENSE_ROW] +
-                                                                 z->hist_tiles[SPMVPORT_TILE_DENSE_COL];
+    const int64_t csr = z->hist_tiles[SPMVPORT_TILE_CSR];
+    const int64_t dense = z->hist_tiles[SPMVPORT_TILE_DENSE] + z->hist_tiles[SPMVPORT_TILE_DENSE_ROW] +
+                          z->hist_tiles[SPMVPORT_TILE_DENSE_COL];
     return mostly_csr(z) || (z->tiles > 0 && 3 * csr >= z->tiles && 10 * (csr + dense) >= 9 * z->tiles);
 }
 
@@ -928,10 +928,10 @@ static int shuffle_step(const spmvport_format_data *fd, int64_t tasks, int block
     /* steps of 16: at most 15% more lane slots than steps of 4 where fewer than an eighth of the warp steps hold a
      * Dense tile; where more do, 20% if the plan has no block tasks or under a quarter of the steps are Dense,
      * else 10% (above) */
-    const int few_dense = 8 * dense_steps < warp_steps;
-    const int loose = block_tasks == 1 || 4 * dense_steps < warp_steps;
-    *sixteen = few_dense ? 20 * slots16d <= 23 * slots4d
-                         : loose ? 5 * slots16d <= 6 * slots4d : 10 * slots16d <= 11 * slots4d;
+    const int percent = 8 * dense_steps < warp_steps                       ? 15
+                        : block_tasks == 1 || 4 * dense_steps < warp_steps ? 20
+                                                                           : 10;
+    *sixteen = 100 * slots16d <= (100 + percent) * slots4d;
     return slots3 < slots4 && 20 * steps3 <= 21 * steps4 ? 3 : 4;
 }
 
