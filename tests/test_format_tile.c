@@ -353,6 +353,46 @@ Test(tile_variants, deferred_automatic_regular_rows_from_two_coo_tiles)
     spmv_context_destroy(ctx);
 }
 
+/* Regular rows also defer where their COO tiles are at least a tenth of the tiles (each a warp step of a tile row's
+ * serial chain), in plans without band tiles: FEM blocks of 2 unknowns at sizes 2 mod 4 (fem3d:2:18: 1.78 two-by-two
+ * fragments a tile row, 10.1% of the tiles) and fem3d:3:9 (1.77, 12%) defer; fem3d:3:11 (1.42, 8.1%) keeps them.
+ * On a GPU (132 SMs, where their small band plans are dropped), above the threshold (set to 1) and under it
+ * (small_deferral_pays), f64 and f32. */
+Test(tile_variants, deferred_regular_rows_a_tenth_of_the_tiles)
+{
+    const struct {
+        const char *spec;
+        int deferred;
+    } cases[] = {{"fem3d:2:18", 1}, {"fem3d:3:9", 1}, {"fem3d:3:11", 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int p = 0; p < 2; p++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            const spmv_device_info_t dev = model_gpu(132);
+            spmvport_format_data kept;
+            const spmv_plan_options_t none = tile_options(32, 0, -1, 0);
+            build_layout(&kept, A, 32, &none, &dev);
+            const int64_t coo = support_stat(kept.stats, "coo_tiles"), tiles = kept.params[SPMVPORT_TILE_P_TILES];
+            const int64_t rows = kept.params[SPMVPORT_TILE_P_TILE_ROWS];
+            cr_assert(coo < 2 * rows && (10 * coo >= tiles) == cases[i].deferred &&
+                          support_stat(kept.stats, "band_tiles") == 0,
+                      "%s: not the plan the test is for: %s", cases[i].spec, kept.stats);
+            spmvport_format_data_free(&kept);
+            for (int above = 0; above < 2; above++) {
+                spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+                if (above) o.tile_deferred_threshold = 1; /* above the threshold: the COO tiles decide */
+                spmvport_format_data fd;
+                build_layout(&fd, A, 32, &o, &dev);
+                cr_assert_eq(support_stat(fd.stats, "deferred"), cases[i].deferred, "%s, %s: %s", cases[i].spec,
+                             above ? "threshold 1" : "under the threshold", fd.stats);
+                check_tasks(&fd, "a tenth of the tiles");
+                spmvport_format_data_free(&fd);
+                check_invariants(A, &o, cases[i].spec);
+            }
+            spmv_matrix_destroy(A);
+        }
+}
+
 /* Regular rows that defer automatically take COO tiles up to 15 entries: FEM blocks of 5 unknowns' 3 x 5 and 5 x 3
  * fragments (15 entries) leave the tiled part; blocks of 6 (no tile of 13-15 entries) keep the same tiles; an
  * explicit tile_coo_max, a forced deferral, or rows that are not regular (a circuit) keep the bound they have. */

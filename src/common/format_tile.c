@@ -61,6 +61,16 @@
  * a tie, fem3d:7:30 and :7:34 (2.1 a tile row) 0.93x and 0.98x. */
 #define TILE_DEFERRED_COO_PER_TILE_ROW 4
 #define TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR 2
+/* Regular rows in plans without band tiles also defer where their COO tiles are at least 1 / this many of the tiles:
+ * what a COO tile costs is a step of its tile row's chain, so short tile rows pay at fewer COO tiles a row. FEM
+ * blocks of 2 unknowns at sizes 2 mod 4 have 1.78-1.92 two-by-two fragments a tile row of 18 tiles (10.1-10.4%),
+ * fem3d:3:9 1.77 (12%), bcsstk14, fidapex6 and s3rmt3m3 1.1-1.7 (13-17%). H200 (session 44, run E2, three
+ * alternating processes, tile time kept / deferred, f64 / f32): fem3d:2:30 f64 1.18x (0.88 -> 1.04x cuSPARSE),
+ * fem3d:2:18-50 f64 1.03-1.08x but fem3d:2:38 0.94x (1.03 -> 0.96x), fem3d:2:18 / :2:22 f32 0.98-1.05 / 0.97,
+ * fem3d:3:9 1.27 / 1.03, fem3d:5:8 1.19 / 1.27, the three shared matrices 1.10-1.37. In band plans the COO tiles
+ * are the band's leftovers, decided after the band choice (fem3d:1:30 keeps its later deferral). Blocks of 7 at 7%
+ * (fem3d:7:14, :7:18: 1.8-1.9 a tile row of 25) are not measured deferred and keep their tiles. */
+#define TILE_DEFERRED_COO_SHARE_REGULAR 10
 /* Plans of regular rows that defer automatically take COO tiles (so defer them) up to 15 entries, unless
  * tile_coo_max is set: FEM blocks of 5 and 7 unknowns cut by the tile grid leave 3 x 5 and 5 x 3 fragments of 15
  * entries, each a CSR tile step of a tile row's serial chain; deferred they join their rows' in-kernel CSR part.
@@ -842,9 +852,12 @@ static int small_deferral_pays(const tile_sizes *z, int64_t nnz)
     return TILE_SMALL_DEFERRED_PART * z->def_nnz <= nnz && mostly_csr(z);
 }
 
-/* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows. */
+/* The automatic deferral's condition: COO tiles many per tile row (see the builder), fewer for regular rows, or
+ * for regular rows without band tiles a tenth of the tiles (TILE_DEFERRED_COO_SHARE_REGULAR). */
 static int many_coo_tiles(int64_t coo_tiles, const tile_sizes *z, int regular)
 {
+    if (regular && z->hist_tiles[SPMVPORT_TILE_BAND] == 0 && TILE_DEFERRED_COO_SHARE_REGULAR * coo_tiles >= z->tiles)
+        return 1;
     return coo_tiles >=
            (regular ? TILE_DEFERRED_COO_PER_TILE_ROW_REGULAR : TILE_DEFERRED_COO_PER_TILE_ROW) * z->tile_rows;
 }
