@@ -1413,6 +1413,41 @@ Test(tile_invariants, block_tasks_rule)
     }
 }
 
+/* FEM blocks that are not mostly CSR (FEM blocks of 8 unknowns at odd sizes: 42% CSR tiles, 49% Dense) take 4 block
+ * tasks a tile row where their tile rows are fewer than 16 an SM and 4 a tile row fit one wave of warps (1280 threads
+ * an SM), in place of the paper's balance of 8 with carries: fem3d:8:9 (365 tile rows) on 37 SMs (1460 warps for
+ * 1480) takes 4, on 36 (1440) none (split with carries), nor at W = 64 (2 warps a block) or on the CPU backend. */
+Test(tile_invariants, fem_blocks_of_8_block_tasks)
+{
+    const struct {
+        int sms, warp, cpu, bk;
+    } cases[] = {{37, 32, 0, 4}, {132, 32, 0, 4}, {36, 32, 0, 1}, {132, 64, 0, 1}, {132, 32, 1, 1}};
+    for (int p = 0; p < 2; p++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "fem3d:8:9", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            spmv_device_info_t dev = model_gpu(cases[i].sms);
+            if (cases[i].cpu) dev.backend = SPMV_BACKEND_CPU;
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(cases[i].warp, 0, 0, 0);
+            build_layout(&fd, A, cases[i].warp, &o, &dev);
+            const int64_t rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS], fl = fd.params[SPMVPORT_TILE_P_FLAGS];
+            const int64_t csr = support_stat(fd.stats, "csr_tiles"), tiles = fd.params[SPMVPORT_TILE_P_TILES];
+            cr_assert(rows == 365 && 2 * csr < tiles && 3 * csr >= tiles && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE),
+                      "not the plan the test is for: %s", fd.stats);
+            cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk, "case %zu: %s", i, fd.stats);
+            if (cases[i].bk > 1)
+                cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == 4 * rows && fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
+                          "case %zu: %s", i, fd.stats);
+            else if (!cases[i].cpu)
+                cr_assert(fd.params[SPMVPORT_TILE_P_SPLITS] > 0, "case %zu: carries expected: %s", i, fd.stats);
+            check_tasks(&fd, "FEM blocks of 8, block tasks");
+            spmvport_format_data_free(&fd);
+        }
+        spmv_matrix_destroy(A);
+    }
+}
+
 /* On a GPU, plans of regular rows defer their COO tiles under the 1.8M threshold too, unless more than a quarter of
  * the entries would go or the plan would not be mostly CSR; and tile rows under 16 an SM that are shorter than 18
  * tiles take block tasks: 4 where 4 a tile row fit one wave of warps (1280 threads an SM), else 2. fem3d:3:16 (768

@@ -797,7 +797,7 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
 }
 
 /* Block tasks automatically (option tile_block_tasks 0), on a GPU, for the plans short_last_wave is about (x by
- * shuffles, mostly CSR tiles, at least 18 tiles a tile row: FEM blocks of 4-7 unknowns), by the waves their whole
+ * shuffles, mostly CSR tiles, at least 18 tiles a tile row: FEM blocks of 4-7 unknowns; blocks of 8 below), by the waves their whole
  * tile rows take of the warps the GPU holds at 1280 threads an SM: up to 2/3 of a wave 4 tasks a tile row (2 at
  * W = 64: the warps of a block), from 1 to 1.5 waves 2 (in place of 3 tasks with carries and a fix-up launch). Under
  * a wave a tile row's warp was one long serial chain with much of the GPU idle, and a split with carries cost the
@@ -813,9 +813,16 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
  * of 6 and 7 (Dense tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
 static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int regular)
 {
-    if (!known_gpu(dev) || !mostly_csr(z)) return 1;
+    if (!known_gpu(dev) || !fem_blocks(z)) return 1;
     const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
     const int warps = SPMVPORT_TILE_BLOCK / warp_size;
+    /* FEM blocks that are not mostly CSR (blocks of 8 unknowns at odd sizes: 42-45% CSR tiles, the rest Dense) take
+     * 4 tasks only where their tile rows are under 16 an SM (the paper's balance of 8 split them with carries and a
+     * fix-up launch) and 4 a tile row fit one wave. H200 (session 44, runs E1-E2, split with carries -> 4 block tasks,
+     * f64 / f32): fem3d:8:9 (365 tile rows) 1.05 / 1.27x faster (0.93 / 0.78 -> 0.98 / 0.99x cuSPARSE), :8:11 1.11 /
+     * 1.23 (1.12 / 1.14x), :8:13 1.11 / 1.17 (1.32 / 1.23x); fem3d:8:15 (1688 tile rows, 6752 warps for 5280) was
+     * 0.85 / 1.17x with them (run E1), so keeps the split. */
+    if (!mostly_csr(z)) return few_tile_rows(z, dev) && warps >= 4 && 4 * z->tile_rows <= resident ? 4 : 1;
     /* Tile rows of fewer than 18 tiles (FEM blocks of 2-3 unknowns, small structural matrices, and FEM blocks of
      * 4-7 whose COO fragments are deferred) take block tasks where the rows are regular and the tile rows fewer than
      * 16 an SM, where the wide-plan rule does not keep them whole and the paper's balance of 8 split them with
