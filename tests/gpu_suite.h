@@ -210,8 +210,9 @@ Test(SUITE, tile_block_tasks, .timeout = 600)
 }
 
 /* tile on FEM blocks of 8 unknowns at odd sizes (42-45% of the tiles CSR, nearly all the rest Dense): x by shuffles
- * with Dense tiles beside CSR ones (f64: steps of 4, the Dense warp steps through tile_apply), split tile rows with
- * carries on the small grid, whole long tile rows on the larger one on a big GPU; both precisions. */
+ * with Dense tiles beside CSR ones (f64: steps of 4, the Dense warp steps through tile_apply), on the small grid 4
+ * block tasks a tile row (on a GPU of 37 SMs or more; split tile rows with carries on smaller ones), whole long tile
+ * rows on the larger one on a big GPU; both precisions. */
 Test(SUITE, tile_fem_blocks_of_8)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
@@ -223,6 +224,26 @@ Test(SUITE, tile_fem_blocks_of_8)
             const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, NULL);
             cr_assert(strstr(info.stats, "csr_shuffle=0;") == NULL && strstr(info.stats, "dns_tiles=0;") == NULL,
                       "%s: x by shuffles with Dense tiles expected: %s", specs[i], info.stats);
+            support_check_format(ctx, SPMV_FORMAT_TILE, NULL, specs[i], F, 0);
+            spmv_matrix_destroy(F);
+        }
+    spmv_context_destroy(ctx);
+}
+
+/* tile's automatic deferral where regular rows' COO tiles are a tenth of the tiles (FEM blocks of 2 at sizes 2 mod 4:
+ * fem3d:2:18 with block tasks on a big GPU, fem3d:2:30 whole tile rows in f64): the deferred part inside the tile
+ * kernel; fem3d:2:30 in f32 is a band plan (nothing deferred), as is fem3d:2:18 on a GPU of under 46 SMs. */
+Test(SUITE, tile_deferred_a_tenth_of_the_tiles)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    const char *specs[] = {"fem3d:2:18", "fem3d:2:30"};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 2; i++) {
+            spmv_matrix_t *F = NULL;
+            cr_assert_eq(spmv_matrix_generate(&F, specs[i], p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, NULL);
+            if (strstr(info.stats, "band_tiles=0;") != NULL) /* band plans: f32 fem3d:2:30, a GPU of < 46 SMs */
+                cr_assert(strstr(info.stats, "deferred=1;") != NULL, "%s: %s", specs[i], info.stats);
             support_check_format(ctx, SPMV_FORMAT_TILE, NULL, specs[i], F, 0);
             spmv_matrix_destroy(F);
         }
