@@ -797,20 +797,20 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
 }
 
 /* Block tasks automatically (option tile_block_tasks 0), on a GPU, for the plans short_last_wave is about (x by
- * shuffles, mostly CSR tiles, at least 18 tiles a tile row: FEM blocks of 4-7 unknowns; blocks of 8 below), by the waves their whole
- * tile rows take of the warps the GPU holds at 1280 threads an SM: up to 2/3 of a wave 4 tasks a tile row (2 at
- * W = 64: the warps of a block), from 1 to 1.5 waves 2 (in place of 3 tasks with carries and a fix-up launch). Under
- * a wave a tile row's warp was one long serial chain with much of the GPU idle, and a split with carries cost the
- * fix-up launch (run WB); block tasks add their sums in shared memory. H200, session 36 (x cuSPARSE f64 / f32,
- * block tasks off -> on; runs C2, E): 4 tasks: fem3d:5:19 (0.41 waves) 0.93-1.00 / 0.89-0.92 -> 1.11-1.12 / 1.03,
- * :5:20 0.96-0.98 / 1.05-1.06 -> 1.14-1.15 / 1.13-1.15, :4:20 0.96 / 0.90-0.92 -> 1.01 / 1.06, :6:20 1.00 / 1.21 ->
- * 1.12 / 1.27, :7:20 f32 0.89 -> 1.00, but :5:22 f32 1.19 -> 1.13; between 2/3 and 1 wave they were 2-8% slower
- * (fem3d:5:25 0.92 waves, :6:23, :7:21, :7:22), so those plans keep whole tile rows. 2 tasks: :5:26 (1.04) 0.95 ->
- * 1.08 in f32, :5:29 (1.44) 0.97 / 0.89 -> 1.06 / 0.98, :7:24 1.07 / 1.00 -> 1.13 / 1.10, :4:28 1.02 / 1.01 -> 1.10 /
- * 1.09, but :6:26 f64 1.10 -> 1.05 and :7:25 f64 1.11 -> 1.09. Past 1.5 waves 2 tasks only where (nearly) every
- * stored tile is CSR (FEM blocks of 4 and 5 unknowns; runs G, H): fem3d:4:32 0.99 / 0.94 -> 1.09 / 1.05-1.06, :4:36
- * 0.98-0.99 / 1.01 -> 1.10-1.11 / 1.05, :5:32 f32 0.93-0.94 -> 0.99, :4:38-44 1-5% faster, :5:36-42 within 2%; blocks
- * of 6 and 7 (Dense tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
+ * shuffles, mostly CSR tiles, at least 18 tiles a tile row: FEM blocks of 4-7 unknowns; blocks of 8 below), by the
+ * waves their whole tile rows take of the warps the GPU holds at 1280 threads an SM: up to 2/3 of a wave 4 tasks a tile
+ * row (2 at W = 64: the warps of a block), from 1 to 1.5 waves 2 (in place of 3 tasks with carries and a fix-up
+ * launch). Under a wave a tile row's warp was one long serial chain with much of the GPU idle, and a split with carries
+ * cost the fix-up launch (run WB); block tasks add their sums in shared memory. H200, session 36 (x cuSPARSE f64 / f32,
+ * block tasks off -> on; runs C2, E): 4 tasks: fem3d:5:19 (0.41 waves) 0.93-1.00 / 0.89-0.92 -> 1.11-1.12 / 1.03, :5:20
+ * 0.96-0.98 / 1.05-1.06 -> 1.14-1.15 / 1.13-1.15, :4:20 0.96 / 0.90-0.92 -> 1.01 / 1.06, :6:20 1.00 / 1.21 -> 1.12 /
+ * 1.27, :7:20 f32 0.89 -> 1.00, but :5:22 f32 1.19 -> 1.13; between 2/3 and 1 wave they were 2-8% slower (fem3d:5:25
+ * 0.92 waves, :6:23, :7:21, :7:22), so those plans keep whole tile rows. 2 tasks: :5:26 (1.04) 0.95 -> 1.08 in f32,
+ * :5:29 (1.44) 0.97 / 0.89 -> 1.06 / 0.98, :7:24 1.07 / 1.00 -> 1.13 / 1.10, :4:28 1.02 / 1.01 -> 1.10 / 1.09, but
+ * :6:26 f64 1.10 -> 1.05 and :7:25 f64 1.11 -> 1.09. Past 1.5 waves 2 tasks only where (nearly) every stored tile is
+ * CSR (FEM blocks of 4 and 5 unknowns; runs G, H): fem3d:4:32 0.99 / 0.94 -> 1.09 / 1.05-1.06, :4:36 0.98-0.99 / 1.01
+ * -> 1.10-1.11 / 1.05, :5:32 f32 0.93-0.94 -> 0.99, :4:38-44 1-5% faster, :5:36-42 within 2%; blocks of 6 and 7 (Dense
+ * tiles: a tenth to a third of them) were up to 6% slower there (fem3d:6:29, :6:30, :7:27-30). */
 static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int regular)
 {
     if (!known_gpu(dev) || !fem_blocks(z)) return 1;
