@@ -152,9 +152,10 @@ Test(format_choose, scattered_short_rows_in_l2)
 }
 
 /* The stencil test on hand-made patterns beyond L2 (1 KiB), every row the same offsets (clipped at the matrix's
- * edges): diagonals in runs of at most 7 that lie at least two tile widths apart take tile; a run of 8 adjacent
- * diagonals, runs 28 apart (one tile can hold both: 63 diagonals) and 65 distinct diagonals do not. */
-static spmv_format_t choose_offsets(const int *off, int noff, int m)
+ * edges; odd rows without their first `holes` offsets): diagonals in runs of at most 7 that lie at least two tile
+ * widths apart take tile; a run of 8 adjacent diagonals, runs 28 apart (one tile can hold both: 63 diagonals), 65
+ * distinct diagonals and diagonals under 90% full do not. */
+static spmv_format_t choose_offsets_holes(const int *off, int noff, int m, int holes)
 {
     int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)m * noff * sizeof *col);
     double *val = malloc((size_t)m * noff * sizeof *val);
@@ -162,7 +163,7 @@ static spmv_format_t choose_offsets(const int *off, int noff, int m)
     int32_t nnz = 0;
     ptr[0] = 0;
     for (int i = 0; i < m; i++) {
-        for (int k = 0; k < noff; k++) {
+        for (int k = (i & 1) ? holes : 0; k < noff; k++) {
             const int c = i + off[k];
             if (c >= 0 && c < m) col[nnz] = c, val[nnz++] = 1.0;
         }
@@ -175,6 +176,11 @@ static spmv_format_t choose_offsets(const int *off, int noff, int m)
     spmv_matrix_destroy(A);
     free(ptr), free(col), free(val);
     return f;
+}
+
+static spmv_format_t choose_offsets(const int *off, int noff, int m)
+{
+    return choose_offsets_holes(off, noff, m, 0);
 }
 
 Test(format_choose, stencil_diagonals_take_tile)
@@ -194,6 +200,10 @@ Test(format_choose, stencil_diagonals_take_tile)
     for (int k = 0; k < 65; k++) many[k] = (k - 32) * 40;
     cr_assert_neq(choose_offsets(many, 65, m), SPMV_FORMAT_TILE, "65 diagonals");
     cr_assert_eq(choose_offsets(many, 64, m), SPMV_FORMAT_TILE, "64 diagonals");
+    /* the diagonals' fill: odd rows without 1 of the 10 offsets, 95% full; without 3, 85% full (FEM blocks of 2
+       unknowns: 63 diagonals in runs of 7, 77-84% full, whose f64 tile plan keeps CSR tiles) */
+    cr_assert_eq(choose_offsets_holes(seven_run, 10, m, 1), SPMV_FORMAT_TILE, "95%% full");
+    cr_assert_neq(choose_offsets_holes(seven_run, 10, m, 3), SPMV_FORMAT_TILE, "85%% full");
 
     /* f64 only: in f32 tile was 0.95-1.21x the other choice (docs/performance.md, session 33) */
     spmv_matrix_t *A = NULL;
@@ -222,6 +232,7 @@ Test(format_choose, gpu_rule_by_class)
         {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* runs 10 apart: no band tiles */
         {"stencil3d:27:36", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_VECTOR}, /* runs of 3, 34 apart: band tiles */
         {"stencil2d:9:60", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_SCALAR},
+        {"fem3d:2:20", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* runs of 7, 34 apart, 80% full: not a stencil */
         {"banded:3000:4", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR}, /* 9 adjacent diagonals: no band tiles */
         {"banded:3000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},

@@ -74,10 +74,12 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
  *   GPU, f64 regular rows, average > 8, beyond L2, entries on  tile        (its band plan, every tile band since
- *     a few diagonals in tight runs (stencil_diagonals: every                 session 32: 9- and 27-point stencils
- *     tile a band tile)                                                       1.00-1.27x the choice below in f64;
- *                                                                             f32 0.95-1.21x: not taken; sessions
- *                                                                             32-33, runs VC-VH, WA)
+ *     a few diagonals in tight runs, at least 90% full                        session 32: 9- and 27-point stencils
+ *     (stencil_diagonals: every tile a band tile without many                 1.00-1.27x the choice below in f64;
+ *     holes)                                                                  f32 0.95-1.21x: not taken; sessions
+ *                                                                             32-33, runs VC-VH, WA; FEM blocks of
+ *                                                                             2, 83% full: amf_csr, session 44,
+ *                                                                             0.95-1.33x tile)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
@@ -106,6 +108,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
 #define AUTO_STENCIL_MIN_AVG 8.0          /* band plans from 9 entries a row: 5- and 7-point stencils mixed (0.86-1.27x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
+#define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 
 /* Put d into the ascending set (n of AUTO_STENCIL_DIAGONALS): its position, or -1 when the set is full without it. */
 static int offset_insert(int64_t *set, int *n, int64_t d)
@@ -127,7 +130,12 @@ static int offset_insert(int64_t *set, int *n, int64_t d)
  * than two tile widths to each other span at most SPMVPORT_TILE_BAND_MAXND adjacent diagonals: then every 16x16 tile
  * holds a run of at most that many diagonals, which tile stores as a band tile (values only, no index bytes) and
  * runs as a band plan: a structured grid's stencil. Each thread collects its rows' offsets (a short sorted list),
- * the lists are merged, and the scan stops as soon as one list overflows. */
+ * the lists are merged, and the scan stops as soon as one list overflows. The diagonals must also be at least
+ * AUTO_STENCIL_MIN_FILL full (the stencils 0.93-1.0 from 20 points a side): FEM blocks of 2 unknowns lie on 63
+ * diagonals in runs of 7, 77-84% full. In f64 past L2 amf_csr was 1.18-1.33x faster than tile on them where tile
+ * keeps CSR tiles (fem3d:2:38, :2:44, :2:50: band tiles with holes cost 8 bytes a hole), 0.95-1.04x where the grid
+ * is a multiple of 8 points and tile's plan is all band (fem3d:2:40-64); the stencils stay with tile (amf_csr
+ * 0.85-0.90x). H200, session 44, run E4. */
 static int stencil_diagonals(const spmv_matrix_t *A)
 {
     int64_t all[AUTO_STENCIL_DIAGONALS];
@@ -184,11 +192,14 @@ static int stencil_diagonals(const spmv_matrix_t *A)
         }
     }
     if (over || nall == 0) return 0;
+    double slots = 0; /* the diagonals' entries: rows r with 0 <= r + d < n */
     for (int j = 0, first = 0; j < nall; j++) { /* runs: offsets closer than two tiles belong together */
         if (j > 0 && all[j] - all[j - 1] >= 2 * SPMVPORT_TILE_DIM) first = j;
         if (all[j] - all[first] + 1 > SPMVPORT_TILE_BAND_MAXND) return 0;
+        const int64_t lo = all[j] < 0 ? -all[j] : 0, hi = (int64_t)A->n - all[j] < A->m ? A->n - all[j] : A->m;
+        slots += (double)(hi > lo ? hi - lo : 0);
     }
-    return 1;
+    return (double)A->nnz >= AUTO_STENCIL_MIN_FILL * slots;
 }
 
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
