@@ -499,6 +499,40 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* csr_lb's hot columns (options.lb_hot): the corpus with the 3 most read columns copied (one-warp chunks), f64 and
+ * f32, and a power-law graph of 2M entries with the automatic 16384 (the stats say so) and with 100: the gather
+ * kernel before the SpMV kernel, and entries of both kinds in one warp. */
+Test(SUITE, csr_lb_hot_columns, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
+    for (int p = 0; p < 2; p++) {
+        support_case *cases;
+        int n = support_edge_corpus(p ? SPMV_F32 : SPMV_F64, &cases);
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        o.lb_hot = 3;
+        o.nnz_per_warp = dev.warp_size;
+        for (int i = 0; i < n; i++)
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_CSR_LB, &o, cases[i].name, cases[i].A, 0) >= 0, "%s: %s",
+                      cases[i].name, spmv_last_error(ctx));
+        support_cases_free(cases, n);
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "kron:17:8", p ? SPMV_F32 : SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 2; v++) {
+            spmv_plan_options_init(&o);
+            o.lb_hot = v ? 100 : 0;
+            spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_CSR_LB, A, &o);
+            cr_assert_eq(support_stat(info.stats, "hot"), v ? 100.0 : 16384.0, "kron:17:8: %s", info.stats);
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_CSR_LB, &o, "kron:17:8 hot", A, 0) >= 0, "%s",
+                      spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* hbp with more tasks than resident thread blocks: a thread block per task (the default, hbp_task_blocks = 0, and
  * 1) and the resident grid with its ticket and done counter (-1), on a circuit (partials, one column block) and with
  * narrow column blocks (a combine pass, staged windows), f64 and f32; the stats say which ran, and the checks

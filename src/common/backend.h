@@ -49,12 +49,19 @@ enum { SPMVPORT_LB_CHUNK_ROW = 0,  /* int32 [chunks]: compact row holding the en
        SPMVPORT_LB_ROW_MAP = 4,    /* int32 [compact rows]: matrix row of each compact row; 0 bytes if none empty */
        SPMVPORT_LB_EMPTY_ROWS = 5, /* int32 [empty rows]: rows with no entry (y = beta*y) */
        SPMVPORT_LB_NARRAYS = 6 };
+/* csr_lb's hot columns (options.lb_hot), after its split. A csr_lb plan always has both arrays (empty without hot
+ * columns); an entry of hot column hot[i] is stored in col_idx as -1 - i and reads hot_x[i], which a gather kernel
+ * (the CPU executor: a loop) fills with x[hot[i]] before the SpMV kernel on every call. */
+enum { SPMVPORT_CSR_LB_HOT = SPMVPORT_CSR_LB_SPLIT + SPMVPORT_LB_NARRAYS, /* int32 [nhot]: hot columns, ascending */
+       SPMVPORT_CSR_LB_HOT_X = SPMVPORT_CSR_LB_HOT + 1,                   /* T [nhot]: x at them (scratch) */
+       SPMVPORT_CSR_LB_NARRAYS = SPMVPORT_CSR_LB_HOT_X + 1 };
 /* Parameter slots of the CSR-based formats. */
 enum { SPMVPORT_P_LANES = 0,        /* csr_vector: lanes per row */
        SPMVPORT_P_NNZ_PER_WARP = 1, /* csr_lb: non-zeros per warp chunk */
        SPMVPORT_P_NWARPS = 2,       /* csr_lb: number of chunks */
        SPMVPORT_P_VENDOR_ALG = 3,   /* vendor: 0 default, 1 ALG1, 2 ALG2 */
-       SPMVPORT_P_LB_EMPTY = 4 };   /* csr_lb: number of empty rows */
+       SPMVPORT_P_LB_EMPTY = 4,     /* csr_lb: number of empty rows */
+       SPMVPORT_P_LB_HOT = 5 };     /* csr_lb: number of hot columns (0: none) */
 
 typedef struct spmvport_format_data {
     spmv_format_t format;

@@ -117,6 +117,83 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
     return st;
 }
 
+/* ---- csr_lb's hot columns (options.lb_hot) ----------------------------------------------------------------------
+ * A power-law graph reads a few columns very often, but they lie spread over x: every read of one costs a 32-byte
+ * sector of L2 traffic for 8 (f64) or 4 (f32) useful bytes, and L1 cannot keep them (kron:20:16's 6112 most read
+ * columns lie in 5845 different 128-byte lines, docs/formats/hbp.md). Copied into a compact array at the start of
+ * every call (a gather of nhot values), 4 or 8 of them share a sector. The columns are chosen by read count (ties:
+ * the lower column), stored in ascending order, and their entries' columns become -1 - (index in the copy). The
+ * automatic rule and its measurements: docs/formats/csr.md "Hot columns". */
+#define LB_HOT_AUTO 16384          /* columns copied by the automatic rule: 128 KiB of f64 */
+#define LB_HOT_MIN_NNZ (1 << 20)   /* below this the gather's launch costs more than the sectors save */
+#define LB_HOT_MIN_SHARE 4         /* the automatic rule wants the hot columns to hold >= 1/4 of the entries */
+#define LB_HOT_COUNT_CAP (1 << 16) /* read counts are bucketed up to this; more share the last bucket */
+
+static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
+                                int32_t *col, char *msg, size_t msglen)
+{
+    const int64_t n = A->n, nnz = A->nnz;
+    int64_t want = opt->lb_hot > 0 ? opt->lb_hot : opt->lb_hot == 0 ? LB_HOT_AUTO : 0;
+    if (opt->lb_hot == 0 && (nnz < LB_HOT_MIN_NNZ || n < 4 * (int64_t)LB_HOT_AUTO)) want = 0;
+    if (want > n) want = n;
+    uint32_t *count = want > 0 ? spmvport_calloc_array((size_t)n, sizeof(uint32_t)) : NULL;
+    uint32_t *hist = want > 0 ? spmvport_calloc_array(LB_HOT_COUNT_CAP + 1, sizeof(uint32_t)) : NULL;
+    int32_t *hot = NULL;
+    int64_t nhot = 0;
+    if (want > 0 && (count == NULL || hist == NULL)) goto oom;
+    if (want > 0) {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < nnz; k++) {
+#pragma omp atomic
+            count[col[k]]++;
+        }
+        for (int64_t j = 0; j < n; j++) hist[count[j] < LB_HOT_COUNT_CAP ? count[j] : LB_HOT_COUNT_CAP]++;
+        /* the smallest t >= 2 with at most `want` columns read t times or more; then columns read t - 1 times
+         * (t - 1 >= 2), lowest first, while room is left */
+        int64_t t = LB_HOT_COUNT_CAP + 1, above = 0; /* counts at or past the cap share the last bucket */
+        while (t > 2 && above + hist[t - 1] <= want) above += hist[--t];
+        int64_t extra = t - 1 >= 2 ? want - above : 0, hot_entries = 0;
+        if (above + extra > 0 && (hot = spmvport_malloc_array((size_t)(above + extra), sizeof(int32_t))) == NULL)
+            goto oom;
+        for (int64_t j = 0; j < n; j++) { /* count[j] becomes 1 + its index in the copy, or 0 */
+            const uint32_t c = count[j];
+            const int64_t b = c < LB_HOT_COUNT_CAP ? c : LB_HOT_COUNT_CAP;
+            const int take = b >= t || (b == t - 1 && extra > 0 && extra--);
+            if (take) hot_entries += c, hot[nhot++] = (int32_t)j;
+            count[j] = take ? (uint32_t)nhot : 0u;
+        }
+        if (opt->lb_hot == 0 && hot_entries * LB_HOT_MIN_SHARE < nnz) nhot = 0; /* too few reads to pay */
+        if (nhot > 0) {
+#pragma omp parallel for schedule(static)
+            for (int64_t k = 0; k < nnz; k++)
+                if (count[col[k]] > 0) col[k] = -(int32_t)count[col[k]];
+        }
+    }
+    free(count);
+    free(hist);
+    fd->params[SPMVPORT_P_LB_HOT] = nhot;
+    const size_t vsize = spmvport_value_size(A->precision);
+    if (nhot == 0) {
+        free(hot);
+        hot = spmvport_malloc_array(0, sizeof(int32_t)); /* an empty array, as every csr_lb plan has one */
+    }
+    spmv_status_t st = spmvport_format_add_array(fd, "lb_hot", hot, (size_t)nhot * sizeof(int32_t), 0);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)nhot, vsize),
+                                       (size_t)nhot * vsize, 0);
+    if (st != SPMV_STATUS_SUCCESS) goto fail;
+    return SPMV_STATUS_SUCCESS;
+oom:
+    free(count);
+    free(hist);
+    free(hot);
+    st = SPMV_STATUS_OUT_OF_MEMORY;
+fail:
+    spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%lld columns, %lld entries)",
+                 (long long)n, (long long)nnz);
+    return st;
+}
+
 spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                  const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
@@ -139,17 +216,25 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
         return st;
     }
     fd->value_slots = A->nnz;
-    if (fd->format == SPMV_FORMAT_CSR_LB && (st = add_lb_split(fd, A, dev, opt, msg, msglen)) != SPMV_STATUS_SUCCESS)
-        return st;
+    if (fd->format == SPMV_FORMAT_CSR_LB) {
+        if (opt->lb_hot < -1) {
+            spmvport_msg(msg, msglen, "csr_lb: options.lb_hot = %d; expected 0 (automatic), -1 (none) or k > 0 (at "
+                         "most k hot columns)", opt->lb_hot);
+            return SPMV_STATUS_INVALID_ARGUMENT;
+        }
+        if ((st = add_lb_split(fd, A, dev, opt, msg, msglen)) != SPMV_STATUS_SUCCESS ||
+            (st = add_lb_hot(fd, A, opt, col, msg, msglen)) != SPMV_STATUS_SUCCESS)
+            return st;
+    }
     if (fd->format == SPMV_FORMAT_CSR_VECTOR) {
         int lanes = opt->lanes_per_row > 0 ? opt->lanes_per_row : spmvport_csr_vector_lanes(A->m, A->nnz,
                                                                                             fd->warp_size);
         fd->params[SPMVPORT_P_LANES] = lanes;
         spmvport_msg(fd->stats, sizeof fd->stats, "lanes_per_row=%d", lanes);
     } else if (fd->format == SPMV_FORMAT_CSR_LB) {
-        spmvport_msg(fd->stats, sizeof fd->stats, "nnz_per_warp=%lld;warps=%lld;empty_rows=%lld",
+        spmvport_msg(fd->stats, sizeof fd->stats, "nnz_per_warp=%lld;warps=%lld;empty_rows=%lld;hot=%lld",
                      (long long)fd->params[SPMVPORT_P_NNZ_PER_WARP], (long long)fd->params[SPMVPORT_P_NWARPS],
-                     (long long)fd->params[SPMVPORT_P_LB_EMPTY]);
+                     (long long)fd->params[SPMVPORT_P_LB_EMPTY], (long long)fd->params[SPMVPORT_P_LB_HOT]);
     } else if (fd->format == SPMV_FORMAT_VENDOR) {
         fd->params[SPMVPORT_P_VENDOR_ALG] = opt->vendor_alg;
         fd->deterministic = 0; /* cuSPARSE/hipSPARSE give no bitwise guarantee for every algorithm */

@@ -4,7 +4,8 @@
  *   csr_vector  L lanes per row, lane l takes entries l, l+L, ...; then a shuffle-down tree (offsets L/2 .. 1);
  *   csr_lb      chunks of C entries; each chunk finds its rows by the row-start bits, writes the rows that start
  *               in it and leaves one carry (the partial sum of the row it starts inside of); a fix-up pass adds
- *               the carries of each row in chunk order, and the empty rows are written y = beta*y apart.
+ *               the carries of each row in chunk order, and the empty rows are written y = beta*y apart. With
+ *               hot columns (options.lb_hot) x at them is copied first and their entries read the copy.
  * With beta == 0, y is never read (it may hold NaN).
  */
 #include <stdlib.h>
@@ -67,6 +68,11 @@
         const int32_t *empty_rows = lb[SPMVPORT_LB_EMPTY_ROWS].data;                                         \
         const int64_t chunk = fd->params[SPMVPORT_P_NNZ_PER_WARP], nwarps = fd->params[SPMVPORT_P_NWARPS];   \
         const int64_t nempty = fd->params[SPMVPORT_P_LB_EMPTY];                                              \
+        /* hot columns: x at them copied first (the GPU's gather kernel); column -1 - i reads copy i */       \
+        const int64_t nhot = fd->params[SPMVPORT_P_LB_HOT];                                                  \
+        REAL *hot_x = nhot > 0 ? fd->arrays[SPMVPORT_CSR_LB_HOT_X].data : NULL;                              \
+        const int32_t *hot = nhot > 0 ? fd->arrays[SPMVPORT_CSR_LB_HOT].data : NULL;                          \
+        for (int64_t i = 0; i < nhot; i++) hot_x[i] = x[hot[i]];                                             \
         _Pragma("omp parallel for schedule(static)")                                                         \
         for (int64_t w = 0; w < nwarps; w++) {                                                               \
             const int64_t begin = w * chunk, end = begin + chunk < fd->nnz ? begin + chunk : fd->nnz;        \
@@ -84,7 +90,7 @@
                     row++;                                                                                   \
                     sum = 0;                                                                                 \
                 }                                                                                            \
-                sum += val[e] * x[col[e]];                                                                   \
+                sum += val[e] * (col[e] < 0 ? hot_x[-1 - (int64_t)col[e]] : x[col[e]]);                     \
             }                                                                                                \
         }                                                                                                    \
         for (int64_t k = 0; k < nempty; k++) {                                                               \

@@ -231,12 +231,16 @@ const char *csr_layout_problem(const spmvport_format_data *fd, int warp)
         (prm[SPMVPORT_P_LANES] < 1 || prm[SPMVPORT_P_LANES] > warp ||
          (prm[SPMVPORT_P_LANES] & (prm[SPMVPORT_P_LANES] - 1)) != 0))
         return "lanes per row not a power of two <= the warp size";
-    if (fd->format == SPMV_FORMAT_CSR_LB)
-        return fd->narrays != SPMVPORT_CSR_LB_SPLIT + SPMVPORT_LB_NARRAYS
-                   ? "csr_lb split arrays missing"
-                   : lb_layout_problem(fd->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->m,
-                                       prm[SPMVPORT_P_NNZ_PER_WARP], prm[SPMVPORT_P_NWARPS], prm[SPMVPORT_P_LB_EMPTY],
-                                       fd->precision == SPMV_F32 ? sizeof(float) : sizeof(double), warp);
+    if (fd->format == SPMV_FORMAT_CSR_LB) {
+        const size_t vsize = fd->precision == SPMV_F32 ? sizeof(float) : sizeof(double);
+        const int64_t nhot = prm[SPMVPORT_P_LB_HOT];
+        if (fd->narrays != SPMVPORT_CSR_LB_NARRAYS) return "csr_lb split arrays missing";
+        if (nhot < 0 || nhot > fd->n || fd->arrays[SPMVPORT_CSR_LB_HOT].bytes != (size_t)nhot * sizeof(int32_t) ||
+            fd->arrays[SPMVPORT_CSR_LB_HOT_X].bytes != (size_t)nhot * vsize)
+            return "csr_lb hot columns inconsistent with their count";
+        return lb_layout_problem(fd->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->m, prm[SPMVPORT_P_NNZ_PER_WARP],
+                                 prm[SPMVPORT_P_NWARPS], prm[SPMVPORT_P_LB_EMPTY], vsize, warp);
+    }
     return NULL;
 }
 
@@ -388,12 +392,16 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
         (fd->m, log2, ptr, col, val, x, y, alpha, beta);
         break;
     }
-    case SPMV_FORMAT_CSR_LB:
-        launch_lb<W, T>(lb_split_view<T>(p->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->params[SPMVPORT_P_NWARPS],
+    case SPMV_FORMAT_CSR_LB: {
+        lb_split<T> a = lb_split_view<T>(p->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->params[SPMVPORT_P_NWARPS],
                                          fd->params[SPMVPORT_P_NNZ_PER_WARP], fd->params[SPMVPORT_P_LB_EMPTY], col,
-                                         val),
-                        x, y, alpha, beta, s);
+                                         val);
+        a.nhot = (int)fd->params[SPMVPORT_P_LB_HOT];
+        a.hot = (const int *)p->arrays[SPMVPORT_CSR_LB_HOT];
+        a.hot_x = (T *)p->arrays[SPMVPORT_CSR_LB_HOT_X];
+        launch_lb<W, T>(a, x, y, alpha, beta, s);
         break;
+    }
     default: /* csr_scalar, and vendor plans of empty shapes (y = beta*y) */
         PORT_LAUNCH(blocks_for(fd->m), csr_block, 0, s, csr_scalar_kernel<W, T>)
         (fd->m, ptr, col, val, x, y, alpha, beta);

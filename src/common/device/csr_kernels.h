@@ -97,6 +97,9 @@ struct lb_split {                       /* device pointers of the SPMVPORT_LB_* 
     const unsigned char *__restrict__ start_bits;
     const int *__restrict__ row_map;    /* NULL: no empty row, compact rows are rows */
     const int *__restrict__ empty_rows;
+    int nhot;                            /* csr_lb's hot columns (0: none; tile's deferred part has none) */
+    const int *__restrict__ hot;         /* the hot columns; an entry's column -1 - i reads hot_x[i] */
+    T *__restrict__ hot_x;               /* x at them, gathered by lb_hot_gather_kernel before csr_lb_kernel */
 };
 
 /* A lane's K entries [s, t), in registers: 16-byte vectors when all K are there (s is a multiple of K, so the
@@ -138,7 +141,17 @@ PORT_DEVICE void lb_load(lb_entries<T> &r, long long s, long long t, const int *
     }
 }
 
-template <int W, typename T>
+/* x at the hot columns, into their compact copy: one thread a column (the columns ascend: coalesced where dense) */
+template <typename T>
+PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
+    lb_hot_gather_kernel(int nhot, const int *__restrict__ hot, const T *__restrict__ x, T *__restrict__ hot_x)
+{
+    const long long i = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
+    if (i < nhot) hot_x[i] = port_ldg(x + port_ldg(hot + i));
+}
+
+/* HOT: columns c < 0 read the hot copy at -1 - c (a select of the address, one load either way) */
+template <int W, typename T, bool HOT>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     csr_lb_kernel(lb_split<T> a, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
 {
@@ -185,7 +198,10 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
         const int n = (int)((s + lb_per_lane < te ? s + lb_per_lane : te) - s);
         T p[lb_per_lane];
 #pragma unroll
-        for (int k = 0; k < lb_per_lane; k++) p[k] = k < n ? ent.v[k] * port_ldg(x + ent.c[k]) : T(0);
+        for (int k = 0; k < lb_per_lane; k++) {
+            const T *xp = HOT && ent.c[k] < 0 ? a.hot_x + (-1 - ent.c[k]) : x + ent.c[k];
+            p[k] = k < n ? ent.v[k] * port_ldg(xp) : T(0);
+        }
         if (te < end) {
             const long long ne = te + tile < end ? te + tile : end, ns = te + (long long)lane * lb_per_lane;
             lb_load<T>(ent, ns < ne ? ns : ne, ne, a.col, a.val);
@@ -311,16 +327,25 @@ lb_split<T> lb_split_view(void *const *d, long long nnz, long long nwarps, long 
     a.start_bits = (const unsigned char *)d[SPMVPORT_LB_START_BITS];
     a.row_map = nempty > 0 ? (const int *)d[SPMVPORT_LB_ROW_MAP] : nullptr;
     a.empty_rows = (const int *)d[SPMVPORT_LB_EMPTY_ROWS];
+    a.nhot = 0;
+    a.hot = nullptr;
+    a.hot_x = nullptr;
     return a;
 }
 
-/* csr_lb_kernel and, when chunks carry, its fix-up, on stream s. */
+/* With hot columns the gather, then csr_lb_kernel and, when chunks carry, its fix-up, on stream s. */
 template <int W, typename T>
 void launch_lb(const lb_split<T> &a, const T *x, T *y, T alpha, T beta, port_stream_t s)
 {
     constexpr int warps = csr_block / W;
-    PORT_LAUNCH((unsigned)((a.nwarps + warps - 1) / warps), csr_block, 0, s, csr_lb_kernel<W, T>)
-    (a, x, y, alpha, beta);
+    const unsigned grid = (unsigned)((a.nwarps + warps - 1) / warps);
+    if (a.nhot > 0) {
+        PORT_LAUNCH((unsigned)((a.nhot + csr_block - 1) / csr_block), csr_block, 0, s, lb_hot_gather_kernel<T>)
+        (a.nhot, a.hot, x, a.hot_x);
+        PORT_LAUNCH(grid, csr_block, 0, s, csr_lb_kernel<W, T, true>)(a, x, y, alpha, beta);
+    } else {
+        PORT_LAUNCH(grid, csr_block, 0, s, csr_lb_kernel<W, T, false>)(a, x, y, alpha, beta);
+    }
     if (a.nwarps > 1) /* chunk 0 never carries */
         PORT_LAUNCH((unsigned)((a.nwarps + csr_block - 1) / csr_block), csr_block, 0, s, csr_lb_fixup_kernel<T>)
         (a.nwarps, a.carry_val, a.carry_row, y, alpha);
