@@ -369,3 +369,22 @@ Test(csr_lb_hot, automatic_rule)
     }
     spmv_context_destroy(ctx);
 }
+
+/* AUTO past L2 on a power-law graph of 2M entries (16 a row) that csr_lb gives hot columns: csr_lb in f32, the vendor
+ * library in f64 (under AUTO_HOT_F64_MIN_NNZ entries); within L2 amf_csr either way. */
+Test(format_choose, gpu_rule_hot_columns)
+{
+    spmv_matrix_t *A = NULL, *B = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "kron:17:8", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_matrix_convert(&B, A, SPMV_F32), SPMV_STATUS_SUCCESS);
+    cr_assert_gt(spmvport_lb_hot_columns(A, 0, NULL, NULL), 0);
+    spmv_device_info_t gpu = gpu_with_l2(1024);
+    cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_CSR_LB, "f32: %s",
+                 spmv_format_name(spmvport_format_choose(B, &gpu)));
+    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_VENDOR, "f64: %s",
+                 spmv_format_name(spmvport_format_choose(A, &gpu)));
+    gpu.l2_bytes = (size_t)60 << 20;
+    cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_AMF_CSR);
+    spmv_matrix_destroy(A);
+    spmv_matrix_destroy(B);
+}

@@ -98,8 +98,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.24-1.29x, 27-point stencil 1.19-1.25x,
  *                                                                             where csr_lb gave 1.02-1.19x and
  *                                                                             csr_vector 0.78-0.91x; session 20)
- *   GPU, skewed rows averaging more than 16, or whose reads of   vendor      (Kronecker: csr_lb 0.95x; kron:20:4
- *     x are scattered (power-law graphs)                                      and :8 0.90-0.97x, amf_csr 0.74-0.97x)
+ *   GPU, skewed rows averaging more than 16, or whose reads of   csr_lb      (its hot columns, options.lb_hot: on
+ *     x are scattered (power-law graphs), where csr_lb takes hot              the Kronecker graphs of 4-32M entries
+ *     columns: f32; f64 from AUTO_HOT_F64_MIN_AVG entries a row                f32 1.01-1.54x cuSPARSE; f64 1.03-1.16x
+ *     and AUTO_HOT_F64_MIN_NNZ entries                                         from 16 a row and 7.6M entries, 0.85-
+ *                                                                             1.00x below; H100, session 46, run T1)
+ *     the others                                                 vendor      (Kronecker: csr_lb 0.95x; kron:20:4
+ *                                                                             and :8 0.90-0.97x, amf_csr 0.74-0.97x)
  *   GPU, other skewed rows (circuits: x read near the diagonal)  amf_csr     (circuit:1000000-5000000 1.07-1.14x,
  *                                                                             csr_lb 0.82-1.17x; session 26, H200)
  *   CPU, longer rows                                             csr_vector
@@ -109,6 +114,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_AVG 8.0          /* band plans from 9 entries a row: 5- and 7-point stencils mixed (0.86-1.27x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
+#define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs past L2 take csr_lb's hot columns from this many */
+#define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
 
 /* Put d into the ascending set (n of AUTO_STENCIL_DIAGONALS): its position, or -1 when the set is full without it. */
 static int offset_insert(int64_t *set, int *n, int64_t d)
@@ -223,7 +230,12 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
             return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
                                                                                            : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
-        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) return SPMV_FORMAT_VENDOR;
+        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) {
+            const int f64_pays = avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ;
+            if ((A->precision == SPMV_F32 || f64_pays) && spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0)
+                return SPMV_FORMAT_CSR_LB;
+            return SPMV_FORMAT_VENDOR;
+        }
         return SPMV_FORMAT_AMF_CSR;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;

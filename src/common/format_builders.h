@@ -39,6 +39,9 @@ spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *ro
                                      int64_t chunk, size_t vsize, int64_t *nwarps_out, int64_t *nempty_out);
 /* csr_lb's default chunk for nnz entries on device dev (one tile, 8W, on the CPU). */
 int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, int warp);
+/* csr_lb's hot columns for options.lb_hot (0: the automatic rule; format_csr.c): their count, 0 for none, -1 out of
+ * host memory; with hot_out, the columns (ascending) and each column's 1 + index among them (0: not hot). */
+int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
 

@@ -129,68 +129,81 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
 #define LB_HOT_MIN_SHARE 4         /* the automatic rule wants the hot columns to hold >= 1/4 of the entries */
 #define LB_HOT_COUNT_CAP (1 << 16) /* read counts are bucketed up to this; more share the last bucket */
 
-static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
-                                int32_t *col, char *msg, size_t msglen)
+/* The hot columns options.lb_hot asks for (0: the automatic rule), chosen from A's read counts: returns their count
+ * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *slot_out (n entries)
+ * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none). */
+int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out)
 {
     const int64_t n = A->n, nnz = A->nnz;
-    int64_t want = opt->lb_hot > 0 ? opt->lb_hot : opt->lb_hot == 0 ? LB_HOT_AUTO : 0;
-    if (opt->lb_hot == 0 && (nnz < LB_HOT_MIN_NNZ || n < 4 * (int64_t)LB_HOT_AUTO)) want = 0;
+    int64_t want = lb_hot > 0 ? lb_hot : lb_hot == 0 ? LB_HOT_AUTO : 0;
+    if (lb_hot == 0 && (nnz < LB_HOT_MIN_NNZ || n < 4 * (int64_t)LB_HOT_AUTO)) want = 0;
     if (want > n) want = n;
-    uint32_t *count = want > 0 ? spmvport_calloc_array((size_t)n, sizeof(uint32_t)) : NULL;
-    uint32_t *hist = want > 0 ? spmvport_calloc_array(LB_HOT_COUNT_CAP + 1, sizeof(uint32_t)) : NULL;
+    if (hot_out) *hot_out = NULL, *slot_out = NULL;
+    if (want <= 0) return 0;
+    uint32_t *count = spmvport_calloc_array((size_t)n, sizeof(uint32_t));
+    uint32_t *hist = spmvport_calloc_array(LB_HOT_COUNT_CAP + 1, sizeof(uint32_t));
     int32_t *hot = NULL;
-    int64_t nhot = 0;
-    if (want > 0 && (count == NULL || hist == NULL)) goto oom;
-    if (want > 0) {
+    int64_t nhot = 0, hot_entries = 0;
+    if (count == NULL || hist == NULL) goto oom;
 #pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < nnz; k++) {
+    for (int64_t k = 0; k < nnz; k++) {
 #pragma omp atomic
-            count[col[k]]++;
-        }
-        for (int64_t j = 0; j < n; j++) hist[count[j] < LB_HOT_COUNT_CAP ? count[j] : LB_HOT_COUNT_CAP]++;
-        /* the smallest t >= 2 with at most `want` columns read t times or more; then columns read t - 1 times
-         * (t - 1 >= 2), lowest first, while room is left */
-        int64_t t = LB_HOT_COUNT_CAP + 1, above = 0; /* counts at or past the cap share the last bucket */
-        while (t > 2 && above + hist[t - 1] <= want) above += hist[--t];
-        int64_t extra = t - 1 >= 2 ? want - above : 0, hot_entries = 0;
-        if (above + extra > 0 && (hot = spmvport_malloc_array((size_t)(above + extra), sizeof(int32_t))) == NULL)
-            goto oom;
-        for (int64_t j = 0; j < n; j++) { /* count[j] becomes 1 + its index in the copy, or 0 */
-            const uint32_t c = count[j];
-            const int64_t b = c < LB_HOT_COUNT_CAP ? c : LB_HOT_COUNT_CAP;
-            const int take = b >= t || (b == t - 1 && extra > 0 && extra--);
-            if (take) hot_entries += c, hot[nhot++] = (int32_t)j;
-            count[j] = take ? (uint32_t)nhot : 0u;
-        }
-        if (opt->lb_hot == 0 && hot_entries * LB_HOT_MIN_SHARE < nnz) nhot = 0; /* too few reads to pay */
-        if (nhot > 0) {
-#pragma omp parallel for schedule(static)
-            for (int64_t k = 0; k < nnz; k++)
-                if (count[col[k]] > 0) col[k] = -(int32_t)count[col[k]];
-        }
+        count[A->col_idx[k]]++;
     }
-    free(count);
+    for (int64_t j = 0; j < n; j++) hist[count[j] < LB_HOT_COUNT_CAP ? count[j] : LB_HOT_COUNT_CAP]++;
+    /* the smallest t >= 2 with at most `want` columns read t times or more; then columns read t - 1 times (t - 1 >=
+     * 2), lowest first, while room is left */
+    int64_t t = LB_HOT_COUNT_CAP + 1, above = 0; /* counts at or past the cap share the last bucket */
+    while (t > 2 && above + hist[t - 1] <= want) above += hist[--t];
+    int64_t extra = t - 1 >= 2 ? want - above : 0;
+    if (above + extra > 0 && (hot = spmvport_malloc_array((size_t)(above + extra), sizeof(int32_t))) == NULL) goto oom;
+    for (int64_t j = 0; j < n; j++) { /* count[j] becomes 1 + its index among the hot columns, or 0 */
+        const uint32_t c = count[j];
+        const int64_t b = c < LB_HOT_COUNT_CAP ? c : LB_HOT_COUNT_CAP;
+        const int take = b >= t || (b == t - 1 && extra > 0 && extra--);
+        if (take) hot_entries += c, hot[nhot++] = (int32_t)j;
+        count[j] = take ? (uint32_t)nhot : 0u;
+    }
+    if (lb_hot == 0 && hot_entries * LB_HOT_MIN_SHARE < nnz) nhot = 0; /* too few reads to pay */
     free(hist);
-    fd->params[SPMVPORT_P_LB_HOT] = nhot;
-    const size_t vsize = spmvport_value_size(A->precision);
-    if (nhot == 0) {
+    if (hot_out && nhot > 0) {
+        *hot_out = hot, *slot_out = count;
+    } else {
         free(hot);
-        hot = spmvport_malloc_array(0, sizeof(int32_t)); /* an empty array, as every csr_lb plan has one */
+        free(count);
     }
-    spmv_status_t st = spmvport_format_add_array(fd, "lb_hot", hot, (size_t)nhot * sizeof(int32_t), 0);
-    if (st == SPMV_STATUS_SUCCESS)
-        st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)nhot, vsize),
-                                       (size_t)nhot * vsize, 0);
-    if (st != SPMV_STATUS_SUCCESS) goto fail;
-    return SPMV_STATUS_SUCCESS;
+    return nhot;
 oom:
     free(count);
     free(hist);
     free(hot);
-    st = SPMV_STATUS_OUT_OF_MEMORY;
-fail:
-    spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%lld columns, %lld entries)",
-                 (long long)n, (long long)nnz);
+    return -1;
+}
+
+static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *opt,
+                                int32_t *col, char *msg, size_t msglen)
+{
+    int32_t *hot = NULL;
+    uint32_t *slot = NULL;
+    const int64_t nhot = spmvport_lb_hot_columns(A, opt->lb_hot, &hot, &slot);
+    if (nhot > 0) {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < A->nnz; k++)
+            if (slot[col[k]] > 0) col[k] = -(int32_t)slot[col[k]];
+    }
+    free(slot);
+    fd->params[SPMVPORT_P_LB_HOT] = nhot > 0 ? nhot : 0;
+    const size_t vsize = spmvport_value_size(A->precision);
+    spmv_status_t st = nhot < 0 ? SPMV_STATUS_OUT_OF_MEMORY : SPMV_STATUS_SUCCESS;
+    if (st == SPMV_STATUS_SUCCESS) /* both arrays, empty without hot columns */
+        st = spmvport_format_add_array(fd, "lb_hot", nhot > 0 ? hot : spmvport_malloc_array(0, sizeof(int32_t)),
+                                       (size_t)fd->params[SPMVPORT_P_LB_HOT] * sizeof(int32_t), 0);
+    if (st == SPMV_STATUS_SUCCESS)
+        st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)fd->params[SPMVPORT_P_LB_HOT], vsize),
+                                       (size_t)fd->params[SPMVPORT_P_LB_HOT] * vsize, 0);
+    if (st != SPMV_STATUS_SUCCESS)
+        spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%d columns, %d entries)", A->n,
+                     A->nnz);
     return st;
 }
 
