@@ -444,11 +444,11 @@ typedef struct spmv_plan_options {
     int lb_hot;                  /* hot columns: the most read columns' x values are copied, in column order, into a
                                   * compact array by a small kernel before the SpMV kernel, and their entries read
                                   * that copy (power-law graphs: a 32-byte sector then serves 4 f64 or 8 f32 hot
-                                  * values instead of one). 0 = automatic (16384 columns read at least twice, where
-                                  * the matrix has at least 2^20 entries, at least 4 x 16384 columns, and the hot
-                                  * columns hold at least a quarter of the entries; else none), -1 = none, k > 0 = the
-                                  * k most read columns read at least twice. Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+                                  * values instead of one). 0 = automatic (64 KiB of them: the 8192 (f64) or 16384
+                                  * (f32) most read columns read at least twice, where the matrix has at least 2^20
+                                  * entries and 4 times that many columns, and the hot columns hold at least a quarter
+                                  * of the entries; else none), -1 = none, k > 0 = the k most read columns read at
+                                  * least twice. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[13];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;

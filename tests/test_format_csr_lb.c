@@ -329,14 +329,14 @@ Test(csr_lb_hot, corpus_w64_f32_three) { check_hot_corpus(64, SPMV_F32, 3); }
 Test(csr_lb_hot, corpus_w32_f32_all) { check_hot_corpus(32, SPMV_F32, 1 << 20); }
 Test(csr_lb_hot, corpus_w64_f64_all) { check_hot_corpus(64, SPMV_F64, 1 << 20); }
 
-/* The automatic rule: a power-law graph of 2M entries takes 16384 columns; a uniform matrix of as many entries (its
- * 16384 most read columns hold a tenth of them) and a small graph take none; lb_hot = -1 none; -2 is refused by
- * name. The graph's plan runs within the bound. */
+/* The automatic rule (64 KiB of f64: 8192 columns): a power-law graph of 2M entries takes 8192 columns; a uniform
+ * matrix of as many entries (its 8192 most read columns hold a tenth of them) and a small graph take none; lb_hot =
+ * -1 none; -2 is refused by name. The graph's plan runs within the bound. */
 Test(csr_lb_hot, automatic_rule)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     const struct { const char *spec; int64_t hot; } cases[] = {
-        {"kron:17:8", 16384}, {"uniform:200000:10", 0}, {"kron:12:8", 0}};
+        {"kron:17:8", 8192}, {"uniform:200000:10", 0}, {"kron:12:8", 0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, cases[c].spec, SPMV_F64, 42), SPMV_STATUS_SUCCESS);
@@ -370,8 +370,8 @@ Test(csr_lb_hot, automatic_rule)
     spmv_context_destroy(ctx);
 }
 
-/* AUTO past L2 on a power-law graph of 2M entries (16 a row) that csr_lb gives hot columns: csr_lb in f32, the vendor
- * library in f64 (under AUTO_HOT_F64_MIN_NNZ entries); within L2 amf_csr either way. */
+/* AUTO on a power-law graph of 2M entries (16 a row) that csr_lb gives hot columns: csr_lb in f32, beyond L2 and
+ * within; in f64 (under AUTO_HOT_F64_MIN_NNZ entries) the vendor library beyond L2, amf_csr within. */
 Test(format_choose, gpu_rule_hot_columns)
 {
     spmv_matrix_t *A = NULL, *B = NULL;
@@ -384,7 +384,8 @@ Test(format_choose, gpu_rule_hot_columns)
     cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_VENDOR, "f64: %s",
                  spmv_format_name(spmvport_format_choose(A, &gpu)));
     gpu.l2_bytes = (size_t)60 << 20;
-    cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_AMF_CSR);
+    cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_CSR_LB);
+    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR);
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(B);
 }

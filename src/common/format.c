@@ -98,13 +98,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.24-1.29x, 27-point stencil 1.19-1.25x,
  *                                                                             where csr_lb gave 1.02-1.19x and
  *                                                                             csr_vector 0.78-0.91x; session 20)
- *   GPU, skewed rows averaging more than 16, or whose reads of   csr_lb      (its hot columns, options.lb_hot: on
- *     x are scattered (power-law graphs), where csr_lb takes hot              the Kronecker graphs of 4-32M entries
- *     columns: f32; f64 from AUTO_HOT_F64_MIN_AVG entries a row                f32 1.01-1.54x cuSPARSE; f64 1.03-1.16x
- *     and AUTO_HOT_F64_MIN_NNZ entries                                         from 16 a row and 7.6M entries, 0.85-
- *                                                                             1.00x below; H100, session 46, run T1)
- *     the others                                                 vendor      (Kronecker: csr_lb 0.95x; kron:20:4
- *                                                                             and :8 0.90-0.97x, amf_csr 0.74-0.97x)
+ *   GPU, skewed rows averaging more than 16, or whose reads of   csr_lb      (its hot columns, options.lb_hot, on
+ *     x are scattered (power-law graphs), where csr_lb takes hot              the Kronecker graphs of 4-32M entries:
+ *     columns, within L2 or beyond: f32; f64 from                             f32 1.03-1.56x cuSPARSE; f64 1.04-1.20x
+ *     AUTO_HOT_F64_MIN_AVG entries a row and AUTO_HOT_F64_MIN_NNZ             from 16 a row and 7.6M entries,
+ *     entries                                                                 0.87-1.04x below; H100, session 46)
+ *   GPU, the other skewed rows averaging more than 16, or whose  vendor      (Kronecker: csr_lb 0.95x; kron:20:4
+ *     reads of x are scattered, beyond L2                                     and :8 0.90-0.97x, amf_csr 0.74-0.97x)
  *   GPU, other skewed rows (circuits: x read near the diagonal)  amf_csr     (circuit:1000000-5000000 1.07-1.14x,
  *                                                                             csr_lb 0.82-1.17x; session 26, H200)
  *   CPU, longer rows                                             csr_vector
@@ -226,16 +226,17 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         return scattered ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_SCALAR;
     }
     if (gpu) {
+        /* power-law graphs (see the table above): before the L2 rule, which would take amf_csr for f32 graphs of
+         * 1-6M entries (kron:18:8, kron:20:2 f32: amf_csr 0.78-0.97x cuSPARSE, csr_lb 1.03-1.12x) */
+        if (!regular && (A->precision == SPMV_F32 || (avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ)) &&
+            (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) &&
+            spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0)
+            return SPMV_FORMAT_CSR_LB;
         if (in_l2)
             return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
                                                                                            : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
-        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) {
-            const int f64_pays = avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ;
-            if ((A->precision == SPMV_F32 || f64_pays) && spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0)
-                return SPMV_FORMAT_CSR_LB;
-            return SPMV_FORMAT_VENDOR;
-        }
+        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) return SPMV_FORMAT_VENDOR;
         return SPMV_FORMAT_AMF_CSR;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
