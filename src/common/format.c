@@ -99,10 +99,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             where csr_lb gave 1.02-1.19x and
  *                                                                             csr_vector 0.78-0.91x; session 20)
  *   GPU, skewed rows averaging more than 16, or whose reads of   csr_lb      (its hot columns, options.lb_hot, on
- *     x are scattered (power-law graphs), where csr_lb takes hot              the Kronecker graphs of 4-32M entries:
- *     columns, within L2 or beyond: f32; f64 from                             f32 1.03-1.56x cuSPARSE; f64 1.04-1.20x
+ *     x are scattered (power-law graphs), where csr_lb takes hot              the Kronecker graphs of 4-31M entries:
+ *     columns, within L2 or beyond: f32; f64 from                             f32 1.01-1.56x cuSPARSE; f64 1.02-1.18x
  *     AUTO_HOT_F64_MIN_AVG entries a row and AUTO_HOT_F64_MIN_NNZ             from 16 a row and 7.6M entries,
- *     entries                                                                 0.87-1.04x below; H100, session 46)
+ *     entries                                                                 0.86-1.03x below; H100, session 46,
+ *                                                                             run T3)
  *   GPU, the other skewed rows averaging more than 16, or whose  vendor      (Kronecker: csr_lb 0.95x; kron:20:4
  *     reads of x are scattered, beyond L2                                     and :8 0.90-0.97x, amf_csr 0.74-0.97x)
  *   GPU, other skewed rows (circuits: x read near the diagonal)  amf_csr     (circuit:1000000-5000000 1.07-1.14x,
@@ -114,7 +115,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_AVG 8.0          /* band plans from 9 entries a row: 5- and 7-point stencils mixed (0.86-1.27x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
-#define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs past L2 take csr_lb's hot columns from this many */
+#define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
 
 /* Put d into the ascending set (n of AUTO_STENCIL_DIAGONALS): its position, or -1 when the set is full without it. */
@@ -227,7 +228,7 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     }
     if (gpu) {
         /* power-law graphs (see the table above): before the L2 rule, which would take amf_csr for f32 graphs of
-         * 1-6M entries (kron:18:8, kron:20:2 f32: amf_csr 0.78-0.97x cuSPARSE, csr_lb 1.03-1.12x) */
+         * 1-6M entries (kron:18:8, kron:20:2 f32: amf_csr 0.78-0.97x cuSPARSE, csr_lb 1.01-1.12x) */
         if (!regular && (A->precision == SPMV_F32 || (avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ)) &&
             (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) &&
             spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0)

@@ -340,7 +340,8 @@ void launch_lb(const lb_split<T> &a, const T *x, T *y, T alpha, T beta, port_str
     constexpr int warps = csr_block / W;
     const unsigned grid = (unsigned)((a.nwarps + warps - 1) / warps);
     if (a.nhot > 0) {
-        PORT_LAUNCH((unsigned)((a.nhot + csr_block - 1) / csr_block), csr_block, 0, s, lb_hot_gather_kernel<T>)
+        PORT_LAUNCH((unsigned)(((long long)a.nhot + csr_block - 1) / csr_block), csr_block, 0, s,
+                    lb_hot_gather_kernel<T>)
         (a.nhot, a.hot, x, a.hot_x);
         PORT_LAUNCH(grid, csr_block, 0, s, csr_lb_kernel<W, T, true>)(a, x, y, alpha, beta);
     } else {
