@@ -227,18 +227,18 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         return scattered ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_SCALAR;
     }
     if (gpu) {
-        /* power-law graphs (see the table above): before the L2 rule, which would take amf_csr for f32 graphs of
+        /* power-law graphs (skewed rows, more than 16 a row or x read scattered), tested once and only where a rule
+         * below asks: csr_lb's hot columns come before the L2 rule, which would take amf_csr for f32 graphs of
          * 1-6M entries (kron:18:8, kron:20:2 f32: amf_csr 0.78-0.97x cuSPARSE, csr_lb 1.01-1.12x) */
-        if (!regular && (A->precision == SPMV_F32 || (avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ)) &&
-            (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) &&
-            spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0)
-            return SPMV_FORMAT_CSR_LB;
+        const int hot_pays = A->precision == SPMV_F32 || (avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ);
+        const int graph = !regular && (hot_pays || !in_l2) &&
+                          (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED);
+        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0) return SPMV_FORMAT_CSR_LB;
         if (in_l2)
             return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
                                                                                            : SPMV_FORMAT_AMF_CSR;
         if (regular) return SPMV_FORMAT_AMF_CSR;
-        if (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED) return SPMV_FORMAT_VENDOR;
-        return SPMV_FORMAT_AMF_CSR;
+        return graph ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_AMF_CSR;
     }
     return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
 }

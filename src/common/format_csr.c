@@ -187,21 +187,23 @@ static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A
     int32_t *hot = NULL;
     uint32_t *slot = NULL;
     const int64_t nhot = spmvport_lb_hot_columns(A, opt->lb_hot, &hot, &slot);
-    if (nhot > 0) {
+    spmv_status_t st = SPMV_STATUS_OUT_OF_MEMORY;
+    if (nhot >= 0) {
+        if (nhot > 0) { /* hot column j becomes -slot[j] = -1 - (its index in the copy) */
 #pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < A->nnz; k++)
-            if (slot[col[k]] > 0) col[k] = -(int32_t)slot[col[k]];
-    }
-    free(slot);
-    fd->params[SPMVPORT_P_LB_HOT] = nhot > 0 ? nhot : 0;
-    const size_t vsize = spmvport_value_size(A->precision);
-    spmv_status_t st = nhot < 0 ? SPMV_STATUS_OUT_OF_MEMORY : SPMV_STATUS_SUCCESS;
-    if (st == SPMV_STATUS_SUCCESS) /* both arrays, empty without hot columns */
+            for (int64_t k = 0; k < A->nnz; k++)
+                if (slot[col[k]] > 0) col[k] = -(int32_t)slot[col[k]];
+        }
+        free(slot);
+        fd->params[SPMVPORT_P_LB_HOT] = nhot;
+        const size_t vsize = spmvport_value_size(A->precision);
+        /* both arrays, empty without hot columns */
         st = spmvport_format_add_array(fd, "lb_hot", nhot > 0 ? hot : spmvport_malloc_array(0, sizeof(int32_t)),
-                                       (size_t)fd->params[SPMVPORT_P_LB_HOT] * sizeof(int32_t), 0);
-    if (st == SPMV_STATUS_SUCCESS)
-        st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)fd->params[SPMVPORT_P_LB_HOT], vsize),
-                                       (size_t)fd->params[SPMVPORT_P_LB_HOT] * vsize, 0);
+                                       (size_t)nhot * sizeof(int32_t), 0);
+        if (st == SPMV_STATUS_SUCCESS)
+            st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)nhot, vsize),
+                                           (size_t)nhot * vsize, 0);
+    }
     if (st != SPMV_STATUS_SUCCESS)
         spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%d columns, %d entries)", A->n,
                      A->nnz);
