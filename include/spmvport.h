@@ -285,7 +285,8 @@ typedef struct spmv_plan_options {
                                   * per trip 2: 4, 6 or 8; 4: 3, 4 or 6; 8: 2, 3 or 4 (more warps, fewer
                                   * registers: may spill). HIP: the grid only. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
-    int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call: 0 =
+    int hbp_hot;                 /* hot columns copied into shared memory once per thread block and call (or, with
+                                  * hbp_hot_copy, once per call into one global copy; its counts there): 0 =
                                   * automatic (as many as 48 KiB holds, 6112 f64, 12224 f32, of the columns read
                                   * at least 3 times per multiprocessor, when they take at least a third of the
                                   * entries, else none), -1 = as many as fit, -2 = none, k > 0 = at most k; only
@@ -411,7 +412,7 @@ typedef struct spmv_plan_options {
                                   * the planned grid taking those tasks with an atomic ticket (and a done counter
                                   * at the end). 0 = automatic (on: measured faster wherever it applies,
                                   * docs/formats/hbp.md "Thread blocks"), 1 = on, -1 = never (the ticket). Not with
-                                  * hot columns (each block would copy them). Other values:
+                                  * hot columns in shared memory (each block would copy them). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_TILE: the per-tile selection rule's thresholds (docs/formats/tile.md "Selection"), 0.3.0 */
     int tile_dense_percent;      /* a tile is Dense when its non-zeros are at least this percent of its area: 0 =
@@ -449,7 +450,18 @@ typedef struct spmv_plan_options {
                                   * entries and 4 times that many columns, and the hot columns hold at least a quarter
                                   * of the entries; else none), -1 = none, k > 0 = the k most read columns read at
                                   * least twice. Other values: SPMV_STATUS_INVALID_ARGUMENT */
-    int reserved[13];            /* zero; room for more options without breaking the ABI (64 ints in all since
+    /* SPMV_FORMAT_HBP, 0.3.x (a reserved slot) */
+    int hbp_hot_copy;            /* where hbp's hot columns (hbp_hot) are copied: 0 = automatic (the global copy
+                                  * where hbp_hot is 0, the plan has one column block of 32-bit columns, or a cut
+                                  * plan of 8 or more that then takes one, at least 6 entries a row and 6M in
+                                  * all, and lb_hot's rule finds hot columns; else shared; docs/formats/hbp.md "Hot columns in one
+                                  * global copy"), 1 = into shared memory by every thread block
+                                  * (at most 48 KiB), 2 = into one compact array in global memory by a small
+                                  * kernel before the SpMV kernel, as csr_lb's lb_hot: 64 KiB of them by default
+                                  * (8192 f64, 16384 f32) chosen as lb_hot chooses them (hbp_hot: 0 that rule, -1
+                                  * 64 KiB without its share test, -2 none, k > 0 the k most read). Other values:
+                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int reserved[12];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;
 

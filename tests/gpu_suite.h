@@ -499,6 +499,49 @@ Test(SUITE, hbp_ctas_hot_variants, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* hbp's global hot copy (hbp_hot_copy = 2: a gather kernel before the SpMV kernel, then reads through the caches):
+ * the corpus with the 3 most read columns (one column block of 32-bit columns), f64 and f32, and kron:17:16 with
+ * the automatic 8192 / 16384 columns (the stats say so), with the ticket, a thread block per task and atomics. */
+Test(SUITE, hbp_hot_global, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        int n = support_edge_corpus(prec, &cases);
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        o.hbp_block_cols = 70000;
+        o.hbp_hot_copy = 2;
+        o.hbp_hot = 3;
+        for (int i = 0; i < n; i++)
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].name, cases[i].A, 1) >= 0, "%s: %s",
+                      cases[i].name, spmv_last_error(ctx));
+        support_cases_free(cases, n);
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "kron:17:16", prec, 7), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_init(&o);
+            o.hbp_block_cols = 1 << 20; /* one column block: 32-bit columns */
+            o.hbp_hot_copy = 2;
+            o.hbp_task_blocks = v == 0 ? -1 : 1;
+            o.hbp_combine = v == 2 ? 2 : 0;
+            spmv_plan_t *plan = NULL;
+            cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_HBP, &o), SPMV_STATUS_SUCCESS, "%s",
+                         spmv_last_error(ctx));
+            spmv_plan_info_t info;
+            spmv_plan_get_info(plan, &info);
+            cr_assert(strstr(info.stats, p ? "hot=16384;hot_copy=global" : "hot=8192;hot_copy=global"), "%s",
+                      info.stats);
+            spmv_plan_destroy(plan);
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "kron:17:16 global hot", A, 0) >= 0, "%s",
+                      spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* csr_lb's hot columns (options.lb_hot): the corpus with the 3 most read columns copied (one-warp chunks), f64 and
  * f32, and a power-law graph of 2M entries with the automatic 8192 / 16384 (the stats say so) and 100: the gather
  * kernel before the SpMV kernel, and entries of both kinds in one warp. */

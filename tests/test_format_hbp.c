@@ -81,6 +81,19 @@ Test(hbp, corpus_uncapped)
     corpus(SPMV_F32, &o);
 }
 
+/* the global hot copy (hbp_hot_copy = 2) on the corpus: one column block of 32-bit columns, so any column read
+ * twice or more is a candidate; the executor reads hot columns only through the copy it gathers first */
+Test(hbp, corpus_hot_global)
+{
+    spmv_plan_options_t o = options(32, 0, 70000, 0, 0);
+    o.hbp_hot_copy = 2;
+    o.hbp_hot = 3;
+    corpus(SPMV_F64, &o);
+    o.warp_size = 64;
+    o.hbp_hot = -1;
+    corpus(SPMV_F32, &o);
+}
+
 /* warp groups in position order (hbp_order = 1; automatic only past the L2 cache), hash and sort2D grouping */
 Test(hbp, corpus_position_order)
 {
@@ -350,7 +363,8 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
         combine == HBP_COMBINE_PARTIALS ? ((size_t)nfix + 1) * 4 : 0, (size_t)nparts * vs, 8,
         (size_t)HBP_NHOT(fd) * 4, combine == HBP_COMBINE_PARTIALS ? (size_t)nparts * 4 : 0,
         combine == HBP_COMBINE_PARTIALS ? (size_t)(nfix - prm[HBP_P_NEMPTY]) * 4 : 0,
-        (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * 4, fd->arrays[HBP_A_WIDE_OUT].bytes /* walk_units: exact */};
+        (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * 4, fd->arrays[HBP_A_WIDE_OUT].bytes /* walk_units: exact */,
+        strstr(fd->stats, "hot_copy=global") ? (size_t)HBP_NHOT(fd) * vs : 0};
     cr_assert(HBP_NHOT(fd) == 0 || (prm[HBP_P_COL_BYTES] == 4 && prm[HBP_P_STAGE_COLS] == 0 && C64 >= A->n),
               "%s: hot columns in a layout that stages x or has several column blocks", name);
     for (int a = 0; a < HBP_NARRAYS; a++) {
@@ -366,7 +380,8 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     const int32_t *sched = arr(fd, HBP_A_SCHED);
     cr_assert(sched[0] == 0 && sched[1] == 0, "%s: ticket not zero", name);
     cr_assert(prm[HBP_P_TASK_BLOCKS] == 0 ||
-                  (prm[HBP_P_TASK_BLOCKS] == 1 && prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && HBP_NHOT(fd) == 0),
+                  (prm[HBP_P_TASK_BLOCKS] == 1 && prm[HBP_P_NTASKS] > prm[HBP_P_GRID] &&
+                   (HBP_NHOT(fd) == 0 || HBP_HOT_GLOBAL(fd))),
               "%s: a block per task with %lld tasks, grid %lld, %lld hot columns", name,
               (long long)prm[HBP_P_NTASKS], (long long)prm[HBP_P_GRID], (long long)HBP_NHOT(fd));
 
@@ -493,6 +508,18 @@ Test(hbp_layout, hot_columns)
     layouts(32, SPMV_F64, &o);
     o.hbp_hot = 3;
     layouts(64, SPMV_F32, &o);
+}
+/* the global copy: any count (past the shared memory's 6112 / 12224 too), the columns ascending */
+Test(hbp_layout, hot_columns_global)
+{
+    spmv_plan_options_t o = options(0, 0, 70000, 0, 0);
+    o.hbp_hot_copy = 2;
+    o.hbp_hot = -1;
+    layouts(32, SPMV_F64, &o);
+    o.hbp_hot = 3;
+    layouts(64, SPMV_F32, &o);
+    o.hbp_hot = 100000;
+    layouts(32, SPMV_F32, &o);
 }
 Test(hbp_layout, unit_trips)
 {
@@ -652,22 +679,81 @@ Test(hbp, hot_columns, .timeout = 600)
         spmv_plan_destroy(plan);
         spmv_matrix_destroy(A);
     }
-    /* automatic: taken on the power-law graph (the hot columns hold over a third of its entries), not on a circuit
-     * (a few dense columns only) and never with hbp_hot = -2; the steps per trip follow */
-    const char *gens[] = {"kron:17:16", "circuit:200000", "kron:17:16"};
-    for (int i = 0; i < 3; i++) {
+    /* automatic, in shared memory (hbp_hot_copy = 1): taken on the power-law graph (the hot columns hold over a
+     * third of its entries), not on a circuit (a few dense columns only) and never with hbp_hot = -2; the steps
+     * per trip follow. Automatic copy (0): the global one on a graph of 6M entries or more (csr_lb's rule), at 4
+     * steps (kron:19:8, planned only); kron:17:2 (2 entries a row, under HBP_HOT_GLOBAL_MIN_AVG), kron:17:16 (3.7M
+     * entries, under HBP_HOT_GLOBAL_MIN_NNZ) and kron:19:8 with hbp_hot = 100 keep the shared one. */
+    const char *gens[] = {"kron:17:16", "circuit:200000", "kron:17:16", "kron:19:8", "kron:17:2", "kron:19:8",
+                          "kron:17:16"};
+    const int copy[] = {1, 1, 1, 0, 0, 0, 0}, hot[] = {0, 0, -2, 0, 0, 100, 0};
+    const char *where[] = {"shared", "none", "none", "global", "none", "shared", "shared"};
+    for (int i = 0; i < 7; i++) {
         spmv_matrix_t *A = generate(gens[i], SPMV_F64);
         spmv_plan_options_t o = options(0, 0, 1 << 20, 0, 0); /* one column block */
-        o.hbp_hot = i == 2 ? -2 : 0;
+        o.hbp_hot = hot[i];
+        o.hbp_hot_copy = copy[i];
         const spmv_plan_info_t info = info_of(ctx, A, &o);
         cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s: %s", gens[i], info.stats);
-        if (i == 0) cr_assert(stat(info.stats, "hot") > 0, "%s: %s", gens[i], info.stats);
+        char want[32];
+        snprintf(want, sizeof want, "hot_copy=%s;", where[i]);
+        cr_assert(strstr(info.stats, want), "%s: %s expected: %s", gens[i], want, info.stats);
+        if (i == 0 || i == 3 || i == 5 || i == 6) cr_assert(stat(info.stats, "hot") > 0, "%s: %s", gens[i], info.stats);
         else cr_assert_eq(stat(info.stats, "hot"), 0, "%s: %s", gens[i], info.stats);
-        /* and a graph that takes them runs 8 steps per trip (automatic steps), the others 4 */
-        cr_assert_eq(stat(info.stats, "steps"), i == 0 ? 8 : 4, "%s: %s", gens[i], info.stats);
+        if (i == 3) cr_assert_eq(stat(info.stats, "hot"), 8192, "%s: %s", gens[i], info.stats);
+        /* and a graph that takes them in shared memory runs 8 steps per trip (automatic steps), the others 4 */
+        cr_assert_eq(stat(info.stats, "steps"), i == 0 || i == 6 ? 8 : 4, "%s: %s", gens[i], info.stats);
+        if (A->nnz < 6000000) support_check_format(ctx, SPMV_FORMAT_HBP, &o, gens[i], A, 0);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* The global hot copy (hbp_hot_copy = 2): its automatic rule is csr_lb's (64 KiB of the most read columns where
+ * they hold a quarter of the entries: kron:17:16 yes, a circuit no); no shared memory, so the grid is the one
+ * without a copy, and a thread block per task is allowed (no block copies anything); executes match the oracle. */
+Test(hbp, hot_columns_global, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    const char *gens[] = {"kron:17:16", "kron:17:16", "circuit:200000"};
+    const spmv_precision_t prec[] = {SPMV_F64, SPMV_F32, SPMV_F64};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = generate(gens[i], prec[i]);
+        spmv_plan_options_t o = options(i == 1 ? 64 : 32, 0, 1 << 20, 0, 0); /* one column block */
+        o.hbp_hot_copy = 2;
+        spmv_plan_t *plan = plan_of(ctx, A, &o);
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        const double expect = i == 2 ? 0 : 65536 / (prec[i] == SPMV_F32 ? 4 : 8);
+        cr_assert_eq(stat(info.stats, "hot"), expect, "%s: %s", gens[i], info.stats);
+        cr_assert(strstr(info.stats, i == 2 ? "hot_copy=none" : "hot_copy=global"), "%s", info.stats);
+        const int32_t *hot = plan->fd.arrays[HBP_A_HOT].data;
+        for (int64_t k = 1; k < HBP_NHOT(&plan->fd); k++)
+            cr_assert_lt(hot[k - 1], hot[k], "%s: hot columns not ascending at %lld", gens[i], (long long)k);
+        check_layout(A, &plan->fd, gens[i]);
+        spmv_plan_destroy(plan);
         support_check_format(ctx, SPMV_FORMAT_HBP, &o, gens[i], A, 0);
         spmv_matrix_destroy(A);
     }
+    spmv_context_destroy(ctx);
+}
+
+/* A density-chosen cut plan of 8 or more column blocks becomes one column block when the automatic rule takes the
+ * global copy: kron:19:16 in f32 is cut into 8 blocks of 65536 columns with the shared copy's rule, one block with
+ * the automatic one; the plans only (the executes of such layouts: hot_columns_global). */
+Test(hbp, hot_columns_uncut, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("kron:19:16", SPMV_F32);
+    for (int copy = 0; copy < 2; copy++) {
+        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+        o.hbp_hot_copy = copy;
+        const spmv_plan_info_t info = info_of(ctx, A, &o);
+        cr_assert_eq(stat(info.stats, "col_blocks"), copy ? 8 : 1, "%s", info.stats);
+        cr_assert(strstr(info.stats, copy ? "hot=0;hot_copy=none;" : "hot=16384;hot_copy=global;"), "%s",
+                  info.stats);
+    }
+    spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
 }
 
@@ -813,7 +899,10 @@ Test(hbp, bad_options)
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
-                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
+    bad[18].hbp_hot_copy = 3;
+    bad[19].hbp_hot_copy = -1;
     bad[13].hbp_unit_trips = -2;
     bad[16].hbp_task_blocks = 2;
     bad[17].hbp_task_blocks = -2;
@@ -981,6 +1070,7 @@ Test(hbp, hot_columns_min_reads)
         spmv_plan_options_t o = options(32, 0, 1 << 20, 0, 0); /* one column block */
         o.hbp_steps = steps[i];
         o.hbp_hot = hot[i];
+        o.hbp_hot_copy = 1; /* the shared copy's rule */
         spmvport_format_data fd = build_on(A, &dev, &o, "kron:17:16, 132 multiprocessors");
         int64_t nhot;
         const int32_t fewest = fewest_hot_reads(A, &fd, &nhot);

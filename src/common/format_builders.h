@@ -39,6 +39,9 @@ spmv_status_t spmvport_lb_add_arrays(spmvport_format_data *fd, const int32_t *ro
                                      int64_t chunk, size_t vsize, int64_t *nwarps_out, int64_t *nempty_out);
 /* csr_lb's default chunk for nnz entries on device dev (one tile, 8W, on the CPU). */
 int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, int warp);
+/* The automatic size of a global hot copy (csr_lb's lb_hot, hbp's hbp_hot_copy = 2): 8192 f64 or 16384 f32 columns
+ * (H100, session 46: 4096-65536 measured; 128 KiB 1-11% slower on 8 of 9 graphs in f64, 1-6% in f32) */
+#define SPMVPORT_HOT_AUTO_BYTES 65536
 /* csr_lb's hot columns for options.lb_hot (0: the automatic rule; format_csr.c): their count, 0 for none, -1 out of
  * host memory; with hot_out, the columns (ascending) and each column's 1 + index among them (0: not hot). */
 int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out);

@@ -124,8 +124,6 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
  * every call (a gather of nhot values), 4 or 8 of them share a sector. The columns are chosen by read count (ties:
  * the lower column), stored in ascending order, and their entries' columns become -1 - (index in the copy). The
  * automatic rule and its measurements: docs/formats/csr.md "Hot columns". */
-#define LB_HOT_AUTO_BYTES 65536    /* the automatic rule's copy: 8192 f64 or 16384 f32 columns (H100, session 46:
-                                    * 4096-65536 measured; 128 KiB 1-11% slower on 8 of 9 graphs in f64, 1-6% in f32) */
 #define LB_HOT_MIN_NNZ (1 << 20)   /* below this the gather's launch costs more than the sectors save */
 #define LB_HOT_MIN_SHARE 4         /* the automatic rule wants the hot columns to hold >= 1/4 of the entries */
 #define LB_HOT_COUNT_CAP (1 << 16) /* read counts are bucketed up to this; more share the last bucket */
@@ -135,7 +133,7 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
  * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none). */
 int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out)
 {
-    const int64_t n = A->n, nnz = A->nnz, automatic = LB_HOT_AUTO_BYTES / (int64_t)spmvport_value_size(A->precision);
+    const int64_t n = A->n, nnz = A->nnz, automatic = SPMVPORT_HOT_AUTO_BYTES / (int64_t)spmvport_value_size(A->precision);
     int64_t want = lb_hot > 0 ? lb_hot : lb_hot == 0 ? automatic : 0;
     if (lb_hot == 0 && (nnz < LB_HOT_MIN_NNZ || n < 4 * automatic)) want = 0;
     if (want > n) want = n;

@@ -54,6 +54,12 @@
                                          * multiprocessor (hot_min_reads) */
 #define HBP_HOT_MIN_SHARE (1.0 / 3.0)   /* options.hbp_hot = 0: hot columns only where they take this share of the
                                           * entries (choose_hot) */
+#define HBP_HOT_GLOBAL_MIN_AVG 6        /* options.hbp_hot_copy = 0: the global copy from this many entries a row (H200,
+                                         * session 47, run U1: kron:20:2, 4 a row, 2-4% slower with it) */
+#define HBP_HOT_GLOBAL_MIN_NNZ 6000000 /* options.hbp_hot_copy = 0: the global copy from this many entries (H200, run
+                                         * U4: kron:18:4 f64, 2M entries, 0.87 -> 0.79x cuSPARSE with it) */
+#define HBP_HOT_GLOBAL_UNCUT_BLOCKS 8   /* options.hbp_hot_copy = 0: cut plans of this many column blocks or more take
+                                         * one column block and the global copy (choose_hot_copy) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -93,7 +99,9 @@ typedef struct {
     int unit_trips;       /* most trips of a unit (0: no cap): options.hbp_unit_trips, choose_unit_trips */
     int32_t max_seg;      /* segments are cut every max_seg entries: HBP_MAX_SEG, or unit_trips S W */
     int32_t nhot;
-    int32_t *hot_pre;     /* graph_steps' hot-column map (NULL: none), reused by the final choice when hot_pre_done */
+    int hot_global;       /* the hot copy is one global array, gathered per call (options.hbp_hot_copy) */
+    int32_t *hot_pre;     /* choose_hot_copy's or graph_steps' hot-column map (NULL: none), reused by the final choice
+                           * when hot_pre_done */
     int32_t hot_pre_n;
     int hot_pre_done;
     int32_t R, C, nrb, ncb;
@@ -127,7 +135,7 @@ typedef struct {
 
 static const char *const hbp_array_names[HBP_NARRAYS] = {
     "col", "data", "unit_ptr", "unit_slot", "seg_len", "output_hash", "task", "fix_row", "part_ptr", "partial",
-    "sched", "hot", "part_fix", "fix_count", "unit_info", "wide_out"};
+    "sched", "hot", "part_fix", "fix_count", "unit_info", "wide_out", "hot_x"};
 
 static void build_free(hbp_build *B)
 {
@@ -282,6 +290,7 @@ static int32_t capped_max_seg(int cap, int S, int W)
 }
 
 static int32_t choose_block_rows(const hbp_build *B);
+static int choose_hot_copy(hbp_build *B, const spmv_plan_options_t *opt);
 static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_device_info_t *dev);
 static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, int requested);
 
@@ -363,6 +372,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "or a count", opt->hbp_hot);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_hot_copy < 0 || opt->hbp_hot_copy > 2) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_hot_copy = %d; expected 0 (automatic), 1 (shared memory) or 2 "
+                     "(one global copy)", opt->hbp_hot_copy);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_unit_trips < -1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_unit_trips = %d; expected 0 (automatic), -1 (no cap) or a count "
                      "of trips", opt->hbp_unit_trips);
@@ -406,7 +420,7 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
     B->split_tails = opt->hbp_tails != 2;
     B->hot_want = opt->hbp_hot;
     B->task_blocks_want = opt->hbp_task_blocks;
-    if (!graph_steps(B, opt, dev)) {
+    if (!choose_hot_copy(B, opt) || !graph_steps(B, opt, dev)) {
         spmvport_msg(msg, msglen, "hbp: out of memory counting the column reads");
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
@@ -1403,7 +1417,7 @@ static hbp_task_sizes task_sizes(const hbp_build *B, int32_t grid)
  * run OA (H100) found it faster on every plan it changes (docs/formats/hbp.md "Thread blocks"). */
 static int task_blocks(const hbp_build *B, int32_t grid)
 {
-    return B->ntasks > grid && B->nhot == 0 && B->task_blocks_want >= 0;
+    return B->ntasks > grid && (B->nhot == 0 || B->hot_global) && B->task_blocks_want >= 0;
 }
 
 /* Count the tasks (task == NULL) or write them. */
@@ -1526,6 +1540,58 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t min_reads, double min_s
     return ok;
 }
 
+/* The global copy's hot columns (hbp_hot_copy = 2), chosen as csr_lb's lb_hot chooses them (the most read, ties to
+ * the lower column, ascending; automatic: 64 KiB of them where they hold a quarter of the entries): into *map as
+ * hot_map makes it (NULL when none). Returns their count, or -1 when out of memory. */
+static int32_t global_hot_map(const hbp_build *B, int hbp_hot, int32_t **map)
+{
+    const int lb_hot = hbp_hot == 0 ? 0 : hbp_hot > 0 ? hbp_hot : (int)(SPMVPORT_HOT_AUTO_BYTES / B->vsize);
+    int32_t *hot;
+    uint32_t *slot;
+    const int64_t h = spmvport_lb_hot_columns(B->A, lb_hot, &hot, &slot);
+    *map = NULL;
+    if (h <= 0) return (int32_t)h;
+    free(hot);
+    int32_t *m = (int32_t *)slot; /* 1 + index, or 0 -> index, or -1 */
+    for (int32_t c = 0; c < B->A->n; c++) m[c] = (int32_t)slot[c] - 1;
+    *map = m;
+    return (int32_t)h;
+}
+
+/* Where the hot copy goes (options.hbp_hot_copy): 2 global, 1 shared; automatic (0) global where hbp_hot is 0 too,
+ * the plan has one column block of 32-bit columns, at least HBP_HOT_GLOBAL_MIN_AVG entries a row and
+ * HBP_HOT_GLOBAL_MIN_NNZ entries, and csr_lb's rule finds hot columns (its map is kept for the final choice: one
+ * count of the reads); else shared, by its own rule. A density-chosen cut plan of HBP_HOT_GLOBAL_UNCUT_BLOCKS
+ * column blocks or more becomes one column block when the global copy is taken. H200, session 47 (run U4, x cuSPARSE
+ * f64 / f32, hbp_hot_copy=1 -> automatic): kron:20:4 0.92 / 0.93 -> 0.94 / 1.02, kron:20:8 0.99 / 1.06 -> 0.99 /
+ * 1.19, kron:21:4 0.94 / 1.04 -> 0.97 / 1.12, kron:19:32 (cut in 8) 1.09 / 1.18 -> 1.14 / 1.29, kron:20:16 1.10 /
+ * 1.16 -> 1.08 / 1.21; plans of 2 and 4 column blocks were 2-17% slower as one (run U3), the global copy at 8 steps
+ * 1-13% slower in f64 (run U1: fewer warps). docs/formats/hbp.md "Hot columns in one global copy". Returns 0 when
+ * out of memory. */
+static int choose_hot_copy(hbp_build *B, const spmv_plan_options_t *opt)
+{
+    const spmv_matrix_t *A = B->A;
+    B->hot_global = opt->hbp_hot_copy == 2;
+    /* a cut plan of many column blocks gives way to one block with the copy (the density's width is automatic) */
+    const int cut_to_one = B->C < A->n && opt->hbp_block_cols == 0 && A->n > HBP_NARROW_COLS &&
+                           ((int64_t)A->n + B->C - 1) / B->C >= HBP_HOT_GLOBAL_UNCUT_BLOCKS;
+    if (opt->hbp_hot_copy != 0 || opt->hbp_hot != 0 || (B->C < A->n && !cut_to_one) ||
+        (B->C >= A->n && B->col_bytes != 4) || (int64_t)A->nnz < (int64_t)HBP_HOT_GLOBAL_MIN_AVG * A->m ||
+        A->nnz < HBP_HOT_GLOBAL_MIN_NNZ)
+        return 1;
+    int32_t *map;
+    const int32_t h = global_hot_map(B, 0, &map);
+    if (h < 0) return 0;
+    if (h > 0) {
+        if (cut_to_one) B->C = A->n, B->col_bytes = 4;
+        B->hot_global = 1;
+        B->hot_pre = map;
+        B->hot_pre_n = h;
+        B->hot_pre_done = 1;
+    }
+    return 1;
+}
+
 /* Fully automatic plans (hbp_steps, hbp_ctas and hbp_hot all 0) of one column block of 32-bit columns whose hot
  * columns would take the share of the entries (a power-law graph) run 8 steps per trip: on the H200 kron:20:16
  * with its hot columns took 0.2496 -> 0.2466 ms f64 and 0.2193 -> 0.2084 f32 (run D), where 8 steps made circuit
@@ -1535,7 +1601,7 @@ static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_
 {
     const spmv_matrix_t *A = B->A;
     if (opt->hbp_steps != 0 || opt->hbp_ctas != 0 || opt->hbp_hot != 0 || B->C < A->n || B->col_bytes != 4 ||
-        A->nnz == 0)
+        A->nnz == 0 || B->hot_global)
         return 1;
     const int32_t cap = smem_cols(dev, B->vsize);
     const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
@@ -1750,13 +1816,25 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     B->nhot = 0;
     if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
         const int32_t cap = B->hot_want > 0 && B->hot_want < stage_cap ? B->hot_want : stage_cap;
-        if (B->hot_pre_done ? !apply_hot(B, B->hot_pre, B->hot_pre_n) /* graph_steps' map */
-                            : !choose_hot(B, cap, hot_min_reads(dev, grid, B->hot_want == 0),
-                                          B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0))
-            return oom(msg, msglen, "hot columns", A);
-        if (B->nhot > 0) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
+        int ok;
+        if (B->hot_pre_done) {
+            ok = apply_hot(B, B->hot_pre, B->hot_pre_n); /* graph_steps' map */
+        } else if (B->hot_global) {
+            int32_t *map;
+            const int32_t h = global_hot_map(B, B->hot_want, &map);
+            ok = h >= 0 && apply_hot(B, map, h);
+            free(map);
+        } else {
+            ok = choose_hot(B, cap, hot_min_reads(dev, grid, B->hot_want == 0),
+                            B->hot_want == 0 ? HBP_HOT_MIN_SHARE : 0.0);
+        }
+        if (!ok) return oom(msg, msglen, "hot columns", A);
+        /* the shared copy sets the blocks a multiprocessor holds; the global one takes no shared memory */
+        if (B->nhot > 0 && !B->hot_global) grid = planned_grid(dev, (size_t)B->nhot * B->vsize, B->ctas);
     }
     if (B->out[HBP_A_HOT] == NULL && !alloc_out(B, HBP_A_HOT, 0, sizeof(int32_t)))
+        return oom(msg, msglen, "hot columns", A);
+    if (!alloc_out(B, HBP_A_HOT_X, B->hot_global ? (size_t)B->nhot : 0, B->vsize))
         return oom(msg, msglen, "hot columns", A);
 
     double std_before, std_after;
@@ -1810,7 +1888,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  "stage_cols=%d;"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
-                 "tails=%d;trips=%lld;ctas=%d;hot=%d;unit_trips=%d;max_seg=%d;order=%s;near=%.3f;wide_slots=%d;"
+                 "tails=%d;trips=%lld;ctas=%d;hot=%d;hot_copy=%s;unit_trips=%d;max_seg=%d;order=%s;near=%.3f;wide_slots=%d;"
                  "uniform_groups=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
                  B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, (int)p[HBP_P_TASK_BLOCKS], ts.stage_cols,
@@ -1818,7 +1896,8 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,
                  A->nnz > 0 ? (double)bytes / A->nnz : 0.0, B->steps, B->prefetch,
-                 B->split_tails, (long long)trips, B->ctas, B->nhot, B->unit_trips, B->max_seg,
+                 B->split_tails, (long long)trips, B->ctas, B->nhot,
+                 B->nhot == 0 ? "none" : B->hot_global ? "global" : "shared", B->unit_trips, B->max_seg,
                  B->position_order ? "position" : "bin", B->near, B->nwide, B->nuniform);
     return hand_over(B, fd, msg, msglen);
 }

@@ -43,7 +43,8 @@ enum {
     HBP_A_SCHED = 10,    /* int32 [2]        ticket and done counter of the competitive part; zero between
                             calls (the last thread block of every call resets them) */
     HBP_A_HOT = 11,      /* int32 [nhot]     hot columns: every thread block copies x[hot[i]] into shared memory
-                            once per call; an int32 column c < 0 reads that copy at -1 - c. nhot = bytes / 4;
+                            once per call (or a gather kernel into HBP_A_HOT_X, ascending columns); an int32
+                            column c < 0 reads that copy at -1 - c. nhot = bytes / 4;
                             non-zero only with 32-bit columns, one column block and no staged task, so x's
                             shared-memory copy is the hot one alone */
     HBP_A_PART_FIX = 12, /* int32 [nparts]   combine 1: the fix row f (index into fix_row) of each partial */
@@ -54,7 +55,10 @@ enum {
     HBP_A_WIDE_OUT = 15, /* int32 [wide slots] the output_hash of the wide units' slots, unit after unit: >= 0 the
                             row, written directly (its only segment); < 0: -1 - t, t a partial index (combine 1) or
                             a row (combine 2, atomics) */
-    HBP_NARRAYS = 16
+    HBP_A_HOT_X = 16,    /* T [nhot or 0]    the global hot copy (options.hbp_hot_copy = 2): x[hot[i]] at i,
+                            written by a gather kernel before the SpMV kernel every call; empty when the copy is
+                            in shared memory (or there is none) */
+    HBP_NARRAYS = 17
 };
 
 /* A unit's header in HBP_A_UNIT_INFO: what the kernel needs to start the unit, in one 16-byte load (three loads
@@ -149,6 +153,9 @@ static inline int64_t hbp_launch_grid(const int64_t *prm)
 
 /* Hot columns of a layout (fd: a spmvport_format_data *): HBP_A_HOT's length */
 #define HBP_NHOT(fd) ((int64_t)((fd)->arrays[HBP_A_HOT].bytes / sizeof(int32_t)))
+/* Whether the hot copy is the global one (HBP_A_HOT_X), read through the caches, rather than each thread block's
+ * in shared memory */
+#define HBP_HOT_GLOBAL(fd) (HBP_NHOT(fd) > 0 && (fd)->arrays[HBP_A_HOT_X].bytes > 0)
 
 #define HBP_CTA_THREADS 256 /* threads per thread block of the SpMV kernel: a multiple of every W */
 /* Thread blocks per multiprocessor the kernel is compiled for (CUDA launch bounds) and the grid is planned for

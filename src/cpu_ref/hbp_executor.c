@@ -10,6 +10,8 @@
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
+ *                  with the global copy (HBP_HOT_GLOBAL) x at hot[i] is first copied into HBP_A_HOT_X[i] (the
+ *                  GPU's gather kernel) and a column c < 0 reads HBP_A_HOT_X at -1 - c;
  *   a unit         its header (HBP_A_UNIT_INFO): first entry and slot, slot count, the slots' common length (else
  *                  seg_len), outputs from HBP_U_OUT: a narrow unit's row offsets (seg_out) or a wide unit's
  *                  output_hash (wide_out), hbp_slot_output;
@@ -43,6 +45,7 @@ typedef struct {
     const uint16_t *col16, *seg_len, *seg_out; /* col16 or col32: the local columns, by col_bytes */
     const int32_t *col32;
     const int32_t *unit_info, *wide_out, *task, *fix_row, *part_ptr, *part_fix, *hot;
+    void *hot_x; /* the global hot copy (NULL: the copy is each block's) */
     int32_t *sched, *fix_count;
     int32_t ntasks, nfix, nempty, grid, nhot, fixed;
     int W, combine, counted; /* counted: combine 1 by the writer of a row's last partial (hbp_counted_combine) */
@@ -65,6 +68,7 @@ static hbp_view view_of(const spmvport_format_data *fd)
     v.fix_count = fd->arrays[HBP_A_FIX_COUNT].data;
     v.hot = fd->arrays[HBP_A_HOT].data;
     v.nhot = (int32_t)HBP_NHOT(fd);
+    v.hot_x = HBP_HOT_GLOBAL(fd) ? fd->arrays[HBP_A_HOT_X].data : NULL;
     v.ntasks = (int32_t)fd->params[HBP_P_NTASKS];
     v.nfix = (int32_t)fd->params[HBP_P_NFIX];
     v.nempty = (int32_t)fd->params[HBP_P_NEMPTY];
@@ -79,17 +83,19 @@ static hbp_view view_of(const spmvport_format_data *fd)
 static inline int32_t col_at(const hbp_view *v, int32_t e) { return v->col16 ? v->col16[e] : v->col32[e]; }
 
 /* The task's x: its shared-memory window when staged, else global x, and the hot columns' copy (the kernel's
- * shared memory holds x[hot[i]] at i; a column c < 0 reads it at -1 - c). */
+ * shared memory, or the global copy hot_x, holds x[hot[i]] at i; a column c < 0 reads it at -1 - c). */
 typedef struct {
     int32_t xbase, lo, len, nhot;
     const int32_t *hot;
+    const void *hot_x;
 } hbp_window;
 
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
     static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, int32_t local)                                \
     {                                                                                                          \
-        if (local < 0) return -1 - local < w.nhot ? x[w.hot[-1 - local]] : (REAL)NAN;                          \
+        if (local < 0 && -1 - local >= w.nhot) return (REAL)NAN;                                               \
+        if (local < 0) return w.hot_x != NULL ? ((const REAL *)w.hot_x)[-1 - local] : x[w.hot[-1 - local]];   \
         if (w.len == 0) return x[w.xbase + local];                                                             \
         return (uint32_t)(local - w.lo) < (uint32_t)w.len ? x[w.xbase + local] : (REAL)NAN;                   \
     }                                                                                                          \
@@ -188,7 +194,8 @@ typedef struct {
                               REAL *partial, REAL alpha, REAL beta)                                             \
     {                                                                                                          \
         const int32_t *rec = v->task + (size_t)t * HBP_TASK_INTS;                                              \
-        hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN], v->nhot, v->hot};          \
+        hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN], v->nhot, v->hot,           \
+                        v->hot_x};                                                                             \
         /* the kernel's warps take units begin + warp, + warps, ...: every unit writes its own outputs, so the \
          * order does not change the result */                                                                 \
         for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++)                                  \
@@ -237,6 +244,8 @@ typedef struct {
             for (int32_t f = first; f < v.nfix; f++) scale_row_##SUFFIX(y, v.fix_row[f], beta);                \
         }                                                                                                      \
         if (v.ntasks > 0) {                                                                                    \
+            REAL *hot_x = v.hot_x; /* the gather kernel's copy */                                             \
+            for (int32_t i = 0; hot_x != NULL && i < v.nhot; i++) hot_x[i] = x[v.hot[i]];                     \
             HBP_PRAGMA(omp parallel for schedule(static))                                                      \
             for (int32_t f = 0; f < v.nempty; f++) { /* as the pass of the combine mode would */              \
                 if (v.combine == HBP_COMBINE_PARTIALS) write_row_##SUFFIX(y, v.fix_row[f], alpha, (REAL)0, beta); \

@@ -99,7 +99,7 @@ struct lb_split {                       /* device pointers of the SPMVPORT_LB_* 
     const int *__restrict__ empty_rows;
     int nhot;                            /* csr_lb's hot columns (0: none; tile's deferred part has none) */
     const int *__restrict__ hot;         /* the hot columns; an entry's column -1 - i reads hot_x[i] */
-    T *__restrict__ hot_x;               /* x at them, gathered by lb_hot_gather_kernel before csr_lb_kernel */
+    T *__restrict__ hot_x;               /* x at them, gathered by hot_gather_kernel before csr_lb_kernel */
 };
 
 /* A lane's K entries [s, t), in registers: 16-byte vectors when all K are there (s is a multiple of K, so the
@@ -141,10 +141,11 @@ PORT_DEVICE void lb_load(lb_entries<T> &r, long long s, long long t, const int *
     }
 }
 
-/* x at the hot columns, into their compact copy: one thread a column (the columns ascend: coalesced where dense) */
+/* x at the hot columns, into their compact copy (csr_lb's lb_hot, hbp's global copy): one thread a column (the
+ * columns ascend: coalesced where dense) */
 template <typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
-    lb_hot_gather_kernel(int nhot, const int *__restrict__ hot, const T *__restrict__ x, T *__restrict__ hot_x)
+    hot_gather_kernel(int nhot, const int *__restrict__ hot, const T *__restrict__ x, T *__restrict__ hot_x)
 {
     const long long i = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
     if (i < nhot) hot_x[i] = port_ldg(x + port_ldg(hot + i));
@@ -341,7 +342,7 @@ void launch_lb(const lb_split<T> &a, const T *x, T *y, T alpha, T beta, port_str
     const unsigned grid = (unsigned)((a.nwarps + warps - 1) / warps);
     if (a.nhot > 0) {
         PORT_LAUNCH((unsigned)(((long long)a.nhot + csr_block - 1) / csr_block), csr_block, 0, s,
-                    lb_hot_gather_kernel<T>)
+                    hot_gather_kernel<T>)
         (a.nhot, a.hot, x, a.hot_x);
         PORT_LAUNCH(grid, csr_block, 0, s, csr_lb_kernel<W, T, true>)(a, x, y, alpha, beta);
     } else {

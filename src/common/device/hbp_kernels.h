@@ -20,7 +20,9 @@
  *                          (products in step order: the same sums as one entry at a time, whatever S);
  *                          lane 0 asks L2 for the entries params[HBP_P_PREFETCH] trips beyond (a hint, sm_90).
  *                      With hot columns (HBP_A_HOT not empty, no task staged) the block first copies x at
- *                      them into shared memory, and a column c < 0 reads that copy at -1 - c.
+ *                      them into shared memory, and a column c < 0 reads that copy at -1 - c; with the global
+ *                      copy (HBP_A_HOT_X not empty) hot_gather_kernel has written it before, once per call,
+ *                      and a column c < 0 reads HBP_A_HOT_X at -1 - c.
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). With few partials
  *                      (hbp_counted_combine) the writer of a fix row's last partial sums the row into y
@@ -39,6 +41,7 @@
 
 #include "port.h"
 #include "backend.h"
+#include "csr_kernels.h" /* hot_gather_kernel: the global hot copy is gathered as csr_lb's */
 #include "format_hbp.h"
 
 namespace {
@@ -61,6 +64,7 @@ struct hbp_args {
     int combine;
     int prefetch; /* params[HBP_P_PREFETCH]: trips prefetched beyond the loaded one (0: none) */
     int nhot;     /* HBP_NHOT: hot columns, x at them copied into shared memory (0: none) */
+    const T *hot_x; /* the global hot copy (HBP_HOT_GLOBAL; NULL: the copy is in shared memory) */
     int nnz;
     int nempty;   /* params[HBP_P_NEMPTY]: empty rows, fix_row[0, nempty), written by the SpMV kernel */
     const int *part_ptr, *part_fix; /* combine 1: a fix row's partials; a partial's fix row (NULL: a combine pass) */
@@ -133,8 +137,9 @@ PORT_DEVICE void hbp_empty_rows(const hbp_args<T> &a)
 }
 
 /* x as a task sees it: its window in shared memory (local column - lo), or global memory (xbase + local), or
- * with hot columns global memory and, for a column c < 0, the hot copy in shared memory at -1 - c. */
-enum { HBP_X_GLOBAL = 0, HBP_X_STAGED = 1, HBP_X_HOT = 2 };
+ * with hot columns global memory and, for a column c < 0, the hot copy at -1 - c: in shared memory (HOT) or the
+ * global one (HOT_GLOBAL, through the read-only cache). */
+enum { HBP_X_GLOBAL = 0, HBP_X_STAGED = 1, HBP_X_HOT = 2, HBP_X_HOT_GLOBAL = 3 };
 
 template <typename T, int Mode>
 struct hbp_xview {
@@ -144,6 +149,7 @@ struct hbp_xview {
     {
         if (Mode == HBP_X_STAGED) return p[local - lo];
         if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
+        if (Mode == HBP_X_HOT_GLOBAL && local < 0) return port_ldg(hot + (-1 - local));
         return port_ldg(p + local);
     }
 };
@@ -356,6 +362,11 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
         return;
     }
     if constexpr (Col(-1) < Col(0)) { /* hot columns: signed (int) columns only */
+        if (a.nhot > 0 && a.hot_x != nullptr) {
+            hbp_task_units<W, S, T, Col, HBP_X_HOT_GLOBAL>(a, begin, end,
+                                                           hbp_xview<T, HBP_X_HOT_GLOBAL>{a.x + xbase, a.hot_x, 0});
+            return;
+        }
         if (a.nhot > 0) {
             hbp_task_units<W, S, T, Col, HBP_X_HOT>(a, begin, end, hbp_xview<T, HBP_X_HOT>{a.x + xbase, window, 0});
             return;
@@ -373,7 +384,7 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(hbp_cta, Ctas)
     T *window = port_dynamic_shared<T>();
     const int cta = (int)port_block_idx(), grid = (int)port_grid_dim();
     hbp_empty_rows(a);
-    if (a.nhot > 0) { /* the hot columns' copy, for every task of the block (no task is staged then) */
+    if (a.nhot > 0 && a.hot_x == nullptr) { /* the shared hot copy, for every task of the block (none is staged) */
         for (int i = (int)port_thread_idx(); i < a.nhot; i += hbp_cta)
             window[i] = port_ldg(a.x + port_ldg(a.hot + i));
         port_block_sync();
@@ -441,7 +452,8 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
         prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
-        prm[HBP_P_TASK_BLOCKS] < 0 || prm[HBP_P_TASK_BLOCKS] > 1 || (prm[HBP_P_TASK_BLOCKS] && HBP_NHOT(fd) > 0) ||
+        prm[HBP_P_TASK_BLOCKS] < 0 || prm[HBP_P_TASK_BLOCKS] > 1 ||
+        (prm[HBP_P_TASK_BLOCKS] && HBP_NHOT(fd) > 0 && !HBP_HOT_GLOBAL(fd)) ||
         (prm[HBP_P_NTASKS] > prm[HBP_P_GRID] && prm[HBP_P_FIXED] * prm[HBP_P_GRID] > prm[HBP_P_NTASKS]) ||
         fd->arrays[HBP_A_TASK].bytes != (size_t)prm[HBP_P_NTASKS] * HBP_TASK_INTS * sizeof(int32_t) ||
         fd->arrays[HBP_A_UNIT_INFO].bytes != (size_t)prm[HBP_P_NUNITS] * HBP_UNIT_INFO_INTS * sizeof(int32_t) ||
@@ -454,8 +466,11 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
          (fd->arrays[HBP_A_PART_FIX].bytes != (size_t)prm[HBP_P_NPARTS] * sizeof(int32_t) ||
           fd->arrays[HBP_A_FIX_COUNT].bytes != (size_t)(prm[HBP_P_NFIX] - prm[HBP_P_NEMPTY]) * sizeof(int32_t))))
         return "hbp: task, fix-row or ticket arrays inconsistent with the parameters";
+    const int64_t vsize = fd->precision == SPMV_F32 ? 4 : 8;
+    if (fd->arrays[HBP_A_HOT_X].bytes != 0 && fd->arrays[HBP_A_HOT_X].bytes != (size_t)(HBP_NHOT(fd) * vsize))
+        return "hbp: global hot copy inconsistent with the hot columns";
     if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
-                             HBP_NHOT(fd) * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256))
+                             (!HBP_HOT_GLOBAL(fd) && HBP_NHOT(fd) * vsize > 48 * 1024 - 256)))
         return "hbp: hot columns inconsistent with the layout";
     return NULL;
 }
@@ -522,6 +537,7 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.part_fix = counted ? (const int *)d[HBP_A_PART_FIX] : nullptr;
         a.fix_count = (int *)d[HBP_A_FIX_COUNT];
         a.nhot = (int)HBP_NHOT(fd);
+        a.hot_x = HBP_HOT_GLOBAL(fd) ? (const T *)d[HBP_A_HOT_X] : nullptr;
         a.partial = (T *)d[HBP_A_PARTIAL];
         a.sched = (int *)d[HBP_A_SCHED];
         a.x = (const T *)xv;
@@ -532,7 +548,11 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
         const int grid = (int)hbp_launch_grid(prm);
-        const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + HBP_NHOT(fd)) * sizeof(T); /* one of them is 0 */
+        /* the staged window or the shared hot copy (one of them is 0) */
+        const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + (a.hot_x ? 0 : HBP_NHOT(fd))) * sizeof(T);
+        if (a.hot_x) /* the global hot copy, before the kernel that reads it */
+            PORT_LAUNCH((unsigned)(((long long)a.nhot + csr_block - 1) / csr_block), csr_block, 0, s,
+                        hot_gather_kernel<T>)(a.nhot, a.hot, a.x, (T *)d[HBP_A_HOT_X]);
         const int fixed = ntasks > grid ? (int)prm[HBP_P_FIXED] : 0;
         const bool wide = prm[HBP_P_COL_BYTES] == 4;
         const int ctas = (int)prm[HBP_P_CTAS];
