@@ -740,7 +740,8 @@ Test(hbp, hot_columns_global, .timeout = 600)
 
 /* A density-chosen cut plan of 8 or more column blocks becomes one column block when the automatic rule takes the
  * global copy: kron:19:16 in f32 is cut into 8 blocks of 65536 columns with the shared copy's rule, one block with
- * the automatic one; the plans only (the executes of such layouts: hot_columns_global). */
+ * the automatic one, and its unit cap is then 16; the plans only (the executes of such layouts:
+ * hot_columns_global). */
 Test(hbp, hot_columns_uncut, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -752,6 +753,8 @@ Test(hbp, hot_columns_uncut, .timeout = 600)
         cr_assert_eq(stat(info.stats, "col_blocks"), copy ? 8 : 1, "%s", info.stats);
         cr_assert(strstr(info.stats, copy ? "hot=0;hot_copy=none;" : "hot=16384;hot_copy=global;"), "%s",
                   info.stats);
+        /* the global copy's plans cap units at 16 trips where the unit-cap rules give none */
+        cr_assert_eq(stat(info.stats, "unit_trips"), copy ? 0 : 16, "%s", info.stats);
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);

@@ -975,6 +975,11 @@ static int32_t choose_block_rows(const hbp_build *B)
  * long strided units (fem3d:3:40, 81 entries a row: 1.6x slower) keep the estimate's choice: the cap is taken only
  * where there are rows it warp-strides (8 S + 1 to 4 W entries) and they hold at most half the entries (kron
  * graphs: 12-34%); where there are none (uniform rows, stencils) it would change little but the tasks' size.
+ *
+ * Plans with the global hot copy (session 47) take 16 where the rules above give none: at 4 steps, rows of 65-127
+ * entries become warp-strided units instead of lanes of up to 32 trips. H200, run U5, x cuSPARSE f64 / f32, none ->
+ * 16: kron:20:16 1.08 / 1.21 -> 1.15 / 1.33, kron:20:8 f64 0.99 -> 1.03, kron:19:16 f64 0.99 -> 1.07, kron:21:4 f64
+ * 0.97 -> 0.99; where the busy rule gives 8, 16 was 1-5% slower on 4 of 6 (kron:20:4, kron:20:8 f32), so 8 stays.
  * ========================================================================================================= */
 
 #define HBP_UNIT_TRIPS_MAX 16            /* the largest cap tried (then 8, 4, 2, 1) */
@@ -985,6 +990,7 @@ static int32_t choose_block_rows(const hbp_build *B)
 #define HBP_UNIT_BUSY_CAP 8              /* take this cap in place of none or a larger one ... */
 #define HBP_UNIT_BUSY_MOVED 0.5          /* ... where the rows it warp-strides hold some, at most this share, of the
                                           * entries */
+#define HBP_UNIT_GLOBAL_CAP 16           /* plans with the global hot copy: this cap where the rules above give none */
 
 /* Estimated time in trips with at most `cap` trips per unit (0: no cap: groups up to HBP_LONG_WARPS W entries,
  * segments of HBP_MAX_SEG), for `warps` resident warps. */
@@ -1050,6 +1056,7 @@ static int choose_unit_trips(const hbp_build *B, const spmv_device_info_t *dev, 
         const double moved = rows_share(A, capped_t_long(HBP_UNIT_BUSY_CAP, S, HBP_LONG_WARPS * W), HBP_LONG_WARPS * W);
         if (moved > 0.0 && moved <= HBP_UNIT_BUSY_MOVED) best = HBP_UNIT_BUSY_CAP;
     }
+    if (best == 0 && B->hot_global) best = HBP_UNIT_GLOBAL_CAP;
     return best;
 }
 
