@@ -454,13 +454,15 @@ typedef struct spmv_plan_options {
     int hbp_hot_copy;            /* where hbp's hot columns (hbp_hot) are copied: 0 = automatic (the global copy
                                   * where hbp_hot is 0, the plan has one column block of 32-bit columns, or a cut
                                   * plan of 8 or more that then takes one, at least 6 entries a row and 6M in
-                                  * all, and lb_hot's rule finds hot columns; else shared; docs/formats/hbp.md "Hot columns in one
-                                  * global copy"), 1 = into shared memory by every thread block
-                                  * (at most 48 KiB), 2 = into one compact array in global memory by a small
+                                  * all, and lb_hot's rule finds hot columns; else shared; docs/formats/hbp.md
+                                  * "Hot columns in one global copy"), 1 = into shared memory by every thread
+                                  * block (at most 48 KiB), 2 = into one compact array in global memory by a small
                                   * kernel before the SpMV kernel, as csr_lb's lb_hot: 64 KiB of them by default
                                   * (8192 f64, 16384 f32) chosen as lb_hot chooses them (hbp_hot: 0 that rule, -1
-                                  * 64 KiB without its share test, -2 none, k > 0 the k most read). Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+                                  * 64 KiB without its share test, -2 none, k > 0 the k most read, each read at
+                                  * least twice); such plans keep 4 steps per trip where hbp_steps is 0 and, where
+                                  * the unit-cap rules give none, take at most 16 trips a unit (hbp_unit_trips).
+                                  * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[12];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;

@@ -1572,8 +1572,8 @@ static int32_t global_hot_map(const hbp_build *B, int hbp_hot, int32_t **map)
  * column blocks or more becomes one column block when the global copy is taken. H200, session 47 (run U4, x cuSPARSE
  * f64 / f32, hbp_hot_copy=1 -> automatic): kron:20:4 0.92 / 0.93 -> 0.94 / 1.02, kron:20:8 0.99 / 1.06 -> 0.99 /
  * 1.19, kron:21:4 0.94 / 1.04 -> 0.97 / 1.12, kron:19:32 (cut in 8) 1.09 / 1.18 -> 1.14 / 1.29, kron:20:16 1.10 /
- * 1.16 -> 1.08 / 1.21; plans of 2 and 4 column blocks were 2-17% slower as one (run U3), the global copy at 8 steps
- * 1-13% slower in f64 (run U1: fewer warps). docs/formats/hbp.md "Hot columns in one global copy". Returns 0 when
+ * 1.16 -> 1.08 / 1.21 (1.15 / 1.33 with the unit cap of 16, choose_unit_trips); plans of 2 and 4 column blocks were
+ * 2-17% slower as one (run U3), the global copy at 8 steps 8-22% slower in f64 (run U1: fewer warps). docs/formats/hbp.md "Hot columns in one global copy". Returns 0 when
  * out of memory. */
 static int choose_hot_copy(hbp_build *B, const spmv_plan_options_t *opt)
 {
