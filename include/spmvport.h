@@ -460,8 +460,8 @@ typedef struct spmv_plan_options {
                                   * kernel before the SpMV kernel, as csr_lb's lb_hot: 64 KiB of them by default
                                   * (8192 f64, 16384 f32) chosen as lb_hot chooses them (hbp_hot: 0 that rule, -1
                                   * 64 KiB without its share test, -2 none, k > 0 the k most read, each read at
-                                  * least twice); such plans keep 4 steps per trip where hbp_steps is 0 and, where
-                                  * the unit-cap rules give none, take at most 16 trips a unit (hbp_unit_trips).
+                                  * least twice); such plans do not take the shared copy's 8 steps per trip and,
+                                  * where the unit-cap rules give none, take at most 16 trips a unit.
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[12];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
