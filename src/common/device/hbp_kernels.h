@@ -149,7 +149,7 @@ struct hbp_xview {
     {
         if (Mode == HBP_X_STAGED) return p[local - lo];
         if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
-        if (Mode == HBP_X_HOT_GLOBAL && local < 0) return port_ldg(hot + (-1 - local));
+        if (Mode == HBP_X_HOT_GLOBAL) return port_ldg(local < 0 ? hot + (-1 - local) : p + local); /* one load */
         return port_ldg(p + local);
     }
 };
