@@ -1825,7 +1825,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
         const int32_t cap = B->hot_want > 0 && B->hot_want < stage_cap ? B->hot_want : stage_cap;
         int ok;
         if (B->hot_pre_done) {
-            ok = apply_hot(B, B->hot_pre, B->hot_pre_n); /* graph_steps' map */
+            ok = apply_hot(B, B->hot_pre, B->hot_pre_n); /* choose_hot_copy's or graph_steps' map */
         } else if (B->hot_global) {
             int32_t *map;
             const int32_t h = global_hot_map(B, B->hot_want, &map);
