@@ -143,13 +143,17 @@ enum { HBP_X_GLOBAL = 0, HBP_X_STAGED = 1, HBP_X_HOT = 2, HBP_X_HOT_GLOBAL = 3 }
 
 template <typename T, int Mode>
 struct hbp_xview {
-    const T *p, *hot;
-    int lo;
+    const T *p, *hot; /* p: x + xbase, the window (STAGED), or x itself (HOT_GLOBAL) */
+    int off;          /* added to a column: -(window's first column) (STAGED), xbase (HOT_GLOBAL), else 0 */
     PORT_DEVICE T operator()(int local) const
     {
-        if (Mode == HBP_X_STAGED) return p[local - lo];
+        if (Mode == HBP_X_STAGED) return p[local + off];
         if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
-        if (Mode == HBP_X_HOT_GLOBAL) return port_ldg(local < 0 ? hot + (-1 - local) : p + local); /* one load */
+        /* one load, its index selected in 32 bits, then one widening multiply-add: with the pointers x + xbase and
+         * hot + (-1 - c) the compiler built both 64-bit addresses under predicates and branched around the read
+         * (H200 run V1); 3-4% faster in f64, 6-13% in f32 on kron:19:8-20:8 (run W2). Only here: the 32-bit index
+         * everywhere cost 0.5-1% on the plans without the global copy (run W1). */
+        if (Mode == HBP_X_HOT_GLOBAL) return port_ldg((local < 0 ? hot : p) + (local < 0 ? -1 - local : local + off));
         return port_ldg(p + local);
     }
 };
@@ -211,6 +215,20 @@ PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
     return lane < len ? (len - lane + W - 1) / W : 0;
 }
 
+/* S entries at cp, cp + d, ... (the first `left` of them): one address per trip, then offsets, so that no load
+ * rebuilds its 64-bit address from the kernel's parameters (H200 run V1: 6 instructions a load). Long units
+ * only (d = W: constant offsets); for uniform groups too it ran 1% faster on some kron graphs, 1% slower on
+ * others and executed 13% more instructions on circuit (run W2): not kept. */
+template <int S, typename T, typename Col>
+PORT_DEVICE void hbp_load_run(const Col *cp, const T *vp, int d, int left, Col (&c)[S], T (&v)[S])
+{
+#pragma unroll
+    for (int k = 0; k < S; k++) {
+        c[k] = left > k ? port_ld_stream(cp + k * d) : Col(0);
+        v[k] = left > k ? port_ld_stream(vp + k * d) : T(0);
+    }
+}
+
 /* A lane's entries of steps [j, j + S) of a unit into c and v (streaming loads: read once, the caches are
  * left to x). The lane's k-th entry is at
  *   long unit      p0 + lane + k W;
@@ -225,11 +243,13 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int 
                                 port_lane_mask_t below_or_me, int j, int &p, Col (&c)[S], T (&v)[S])
 {
     const Col *col = static_cast<const Col *>(a.col);
-    int e[S]; /* the three cases apart, so that no step tests which one it is */
-    if (h.lanes() == 1) {
-#pragma unroll
-        for (int k = 0; k < S; k++) e[k] = h.p0 + lane + (j + k) * W;
-    } else if (uni) {
+    if (h.lanes() == 1) { /* the three cases apart, so that no step tests which one it is */
+        const int e0 = h.p0 + lane + j * W;
+        hbp_load_run<S>(col + e0, a.val + e0, W, n - j, c, v);
+        return;
+    }
+    int e[S];
+    if (uni) {
 #pragma unroll
         for (int k = 0; k < S; k++) e[k] = p + k * h.lanes() + lane;
         p += S * h.lanes();
@@ -358,13 +378,13 @@ PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
         port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
         port_block_sync();
-        hbp_task_units<W, S, T, Col, HBP_X_STAGED>(a, begin, end, hbp_xview<T, HBP_X_STAGED>{window, window, lo});
+        hbp_task_units<W, S, T, Col, HBP_X_STAGED>(a, begin, end, hbp_xview<T, HBP_X_STAGED>{window, window, -lo});
         return;
     }
     if constexpr (Col(-1) < Col(0)) { /* hot columns: signed (int) columns only */
         if (a.nhot > 0 && a.hot_x != nullptr) {
             hbp_task_units<W, S, T, Col, HBP_X_HOT_GLOBAL>(a, begin, end,
-                                                           hbp_xview<T, HBP_X_HOT_GLOBAL>{a.x + xbase, a.hot_x, 0});
+                                                           hbp_xview<T, HBP_X_HOT_GLOBAL>{a.x, a.hot_x, xbase});
             return;
         }
         if (a.nhot > 0) {
