@@ -149,10 +149,10 @@ struct hbp_xview {
     {
         if (Mode == HBP_X_STAGED) return p[local + off];
         if (Mode == HBP_X_HOT && local < 0) return hot[-1 - local];
-        /* one load, its index selected in 32 bits, then one widening multiply-add: with the pointers x + xbase and
+        /* one load, its index selected as an int, then one widening multiply-add: with the pointers x + xbase and
          * hot + (-1 - c) the compiler built both 64-bit addresses under predicates and branched around the read
-         * (H200 run V1); 3-4% faster in f64, 6-13% in f32 on kron:19:8-20:8 (run W2). Only here: the 32-bit index
-         * everywhere cost 0.5-1% on the plans without the global copy (run W1). */
+         * (H200 run V1); 3-4% faster in f64, 6-13% in f32 on kron:19:8-20:8 (run W2). Only here: an int index on
+         * every read cost 0.5-1% on the plans without the global copy (run W1). */
         if (Mode == HBP_X_HOT_GLOBAL) return port_ldg((local < 0 ? hot : p) + (local < 0 ? -1 - local : local + off));
         return port_ldg(p + local);
     }
@@ -215,20 +215,6 @@ PORT_DEVICE int hbp_lane_count(hbp_head h, hbp_lane l, int lane)
     return lane < len ? (len - lane + W - 1) / W : 0;
 }
 
-/* S entries at cp, cp + d, ... (the first `left` of them): one address per trip, then offsets, so that no load
- * rebuilds its 64-bit address from the kernel's parameters (H200 run V1: 6 instructions a load). Long units
- * only (d = W: constant offsets); for uniform groups too it ran 1% faster on some kron graphs, 1% slower on
- * others and executed 13% more instructions on circuit (run W2): not kept. */
-template <int S, typename T, typename Col>
-PORT_DEVICE void hbp_load_run(const Col *cp, const T *vp, int d, int left, Col (&c)[S], T (&v)[S])
-{
-#pragma unroll
-    for (int k = 0; k < S; k++) {
-        c[k] = left > k ? port_ld_stream(cp + k * d) : Col(0);
-        v[k] = left > k ? port_ld_stream(vp + k * d) : T(0);
-    }
-}
-
 /* A lane's entries of steps [j, j + S) of a unit into c and v (streaming loads: read once, the caches are
  * left to x). The lane's k-th entry is at
  *   long unit      p0 + lane + k W;
@@ -244,8 +230,17 @@ PORT_DEVICE void hbp_load_steps(const hbp_args<T> &a, hbp_head h, bool uni, int 
 {
     const Col *col = static_cast<const Col *>(a.col);
     if (h.lanes() == 1) { /* the three cases apart, so that no step tests which one it is */
-        const int e0 = h.p0 + lane + j * W;
-        hbp_load_run<S>(col + e0, a.val + e0, W, n - j, c, v);
+        /* a long unit: one address a trip, then constant offsets k W, so that no load rebuilds its 64-bit address
+         * from the kernel's parameters (H200 run V1: 6 instructions a load). For uniform groups too it ran 1%
+         * faster on some kron graphs, 1% slower on others, 13% more instructions on circuit (run W2): not kept. */
+        const int e0 = h.p0 + lane + j * W, left = n - j;
+        const Col *cp = col + e0;
+        const T *vp = a.val + e0;
+#pragma unroll
+        for (int k = 0; k < S; k++) {
+            c[k] = left > k ? port_ld_stream(cp + k * W) : Col(0);
+            v[k] = left > k ? port_ld_stream(vp + k * W) : T(0);
+        }
         return;
     }
     int e[S];
