@@ -681,9 +681,9 @@ Test(hbp, hot_columns, .timeout = 600)
     }
     /* automatic, in shared memory (hbp_hot_copy = 1): taken on the power-law graph (the hot columns hold over a
      * third of its entries), not on a circuit (a few dense columns only) and never with hbp_hot = -2; the steps
-     * per trip follow. Automatic copy (0): the global one on a graph of 6M entries or more (csr_lb's rule), at 4
-     * steps (kron:19:8, planned only); kron:17:2 (2 entries a row, under HBP_HOT_GLOBAL_MIN_AVG), kron:17:16 (3.7M
-     * entries, under HBP_HOT_GLOBAL_MIN_NNZ) and kron:19:8 with hbp_hot = 100 keep the shared one. */
+     * per trip follow. Automatic copy (0): the global one on a graph of 4M entries or more (csr_lb's rule), at 4
+     * steps (kron:19:8, planned only); kron:17:2 (0.26M entries) and kron:17:16 (3.7M, both under
+     * HBP_HOT_GLOBAL_MIN_NNZ) and kron:19:8 with hbp_hot = 100 keep the shared one. */
     const char *gens[] = {"kron:17:16", "circuit:200000", "kron:17:16", "kron:19:8", "kron:17:2", "kron:19:8",
                           "kron:17:16"};
     const int copy[] = {1, 1, 1, 0, 0, 0, 0}, hot[] = {0, 0, -2, 0, 0, 100, 0};
@@ -738,10 +738,11 @@ Test(hbp, hot_columns_global, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* A density-chosen cut plan of 8 or more column blocks becomes one column block when the automatic rule takes the
- * global copy: kron:19:16 in f32 is cut into 8 blocks of 65536 columns with the shared copy's rule, one block with
- * the automatic one, and its unit cap is then 16; the plans only (the executes of such layouts:
- * hot_columns_global). */
+/* A density-chosen cut plan of 4 or more column blocks and 2M entries or more becomes one column block when the
+ * automatic rule takes the global copy: kron:19:16 in f32 is cut into 8 blocks of 65536 columns with the shared
+ * copy's rule, one block with the automatic one, and its unit cap is then 16; kron:18:8 (3.9M entries, under the
+ * one-block floor of 4M) is cut into 4 and taken whole too; kron:17:16 (2 blocks) keeps its cut. The plans only
+ * (the executes of such layouts: hot_columns_global). */
 Test(hbp, hot_columns_uncut, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -757,6 +758,21 @@ Test(hbp, hot_columns_uncut, .timeout = 600)
         cr_assert_eq(stat(info.stats, "unit_trips"), copy ? 0 : 16, "%s", info.stats);
     }
     spmv_matrix_destroy(A);
+    const char *gens[] = {"kron:18:8", "kron:17:16"};
+    const int cut[] = {4, 2};
+    for (int i = 0; i < 2; i++) {
+        A = generate(gens[i], SPMV_F64);
+        for (int copy = 0; copy < 2; copy++) {
+            spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+            o.hbp_hot_copy = copy;
+            const spmv_plan_info_t info = info_of(ctx, A, &o);
+            const int whole = copy == 0 && i == 0;
+            cr_assert_eq(stat(info.stats, "col_blocks"), whole ? 1 : cut[i], "%s: %s", gens[i], info.stats);
+            cr_assert(strstr(info.stats, whole ? "hot_copy=global;" : "hot_copy=none;"), "%s: %s", gens[i],
+                      info.stats);
+        }
+        spmv_matrix_destroy(A);
+    }
     spmv_context_destroy(ctx);
 }
 

@@ -54,12 +54,16 @@
                                          * multiprocessor (hot_min_reads) */
 #define HBP_HOT_MIN_SHARE (1.0 / 3.0)   /* options.hbp_hot = 0: hot columns only where they take this share of the
                                           * entries (choose_hot) */
-#define HBP_HOT_GLOBAL_MIN_AVG 6        /* options.hbp_hot_copy = 0: the global copy from this many entries a row (H200,
-                                         * session 47, run U1: kron:20:2, 4 a row, 2-4% slower with it) */
-#define HBP_HOT_GLOBAL_MIN_NNZ 6000000 /* options.hbp_hot_copy = 0: the global copy from this many entries (H200, run
-                                         * U4: kron:18:4 f64, 2M entries, 0.87 -> 0.79x cuSPARSE with it) */
-#define HBP_HOT_GLOBAL_UNCUT_BLOCKS 8   /* options.hbp_hot_copy = 0: cut plans of this many column blocks or more take
-                                         * one column block and the global copy (choose_hot_copy) */
+#define HBP_HOT_GLOBAL_MIN_NNZ 4000000 /* options.hbp_hot_copy = 0: one column block takes the global copy from this
+                                         * many entries (H200, session 50, run W5, x cuSPARSE f64 / f32: kron:19:4, 4.1M
+                                         * entries, 0.90 / 0.93 -> 0.92 / 1.04; kron:18:4 f64, 2M, 0.88 -> 0.83) */
+#define HBP_HOT_GLOBAL_CUT_MIN_NNZ 2000000 /* options.hbp_hot_copy = 0: a cut plan gives way to one block with the
+                                             * copy from this many entries (run W5: kron:18:4 f32, 2M entries in 4
+                                             * blocks, 0.87 -> 0.88x; none smaller was measured) */
+#define HBP_HOT_GLOBAL_UNCUT_BLOCKS 4   /* options.hbp_hot_copy = 0: cut plans of this many column blocks or more take
+                                         * one column block and the global copy (choose_hot_copy; run W5: kron:18:16
+                                         * f32, 4 blocks, 1.02 -> 1.14x; kron:17:16, 2 blocks, 0.89 / 1.04 -> 0.86 /
+                                         * 1.03) */
 #define HBP_DEFAULT_STEPS 4              /* steps per kernel trip (docs/formats/hbp.md): on the H200, 8 was 3-4% faster
                                           * on kron:20:16 but 2-8% slower on circuit and FEM, so 4 stays */
 
@@ -1566,15 +1570,16 @@ static int32_t global_hot_map(const hbp_build *B, int hbp_hot, int32_t **map)
 }
 
 /* Where the hot copy goes (options.hbp_hot_copy): 2 global, 1 shared; automatic (0) global where hbp_hot is 0 too,
- * the plan has one column block of 32-bit columns, at least HBP_HOT_GLOBAL_MIN_AVG entries a row and
- * HBP_HOT_GLOBAL_MIN_NNZ entries, and csr_lb's rule finds hot columns (its map is kept for the final choice: one
- * count of the reads); else shared, by its own rule. A density-chosen cut plan of HBP_HOT_GLOBAL_UNCUT_BLOCKS
- * column blocks or more becomes one column block when the global copy is taken. H200, session 47 (run U4, x cuSPARSE
- * f64 / f32, hbp_hot_copy=1 -> automatic): kron:20:4 0.92 / 0.93 -> 0.94 / 1.02, kron:20:8 0.99 / 1.06 -> 0.99 /
- * 1.19, kron:21:4 0.94 / 1.04 -> 0.97 / 1.12, kron:19:32 (cut in 8) 1.09 / 1.18 -> 1.14 / 1.29, kron:20:16 1.10 /
- * 1.16 -> 1.08 / 1.21 (1.15 / 1.33 with the unit cap of 16, choose_unit_trips); plans of 2 and 4 column blocks were
- * 2-17% slower as one (run U3), the global copy at 8 steps 8-22% slower in f64 (run U1: fewer warps). docs/formats/hbp.md "Hot columns in one global copy". Returns 0 when
- * out of memory. */
+ * csr_lb's rule finds hot columns (its map is kept for the final choice: one count of the reads) and either the
+ * plan has one column block of 32-bit columns and HBP_HOT_GLOBAL_MIN_NNZ entries, or it is a density-chosen cut
+ * plan of HBP_HOT_GLOBAL_UNCUT_BLOCKS column blocks or more with HBP_HOT_GLOBAL_CUT_MIN_NNZ entries, which then
+ * becomes one column block; else shared, by its own rule. H200, session 47 (run U4, x cuSPARSE f64 / f32,
+ * hbp_hot_copy=1 -> automatic): kron:20:4 0.92 / 0.93 -> 0.94 / 1.02, kron:20:8 0.99 / 1.06 -> 0.99 / 1.19,
+ * kron:21:4 0.94 / 1.04 -> 0.97 / 1.12, kron:19:32 (cut in 8) 1.09 / 1.18 -> 1.14 / 1.29; the global copy at 8
+ * steps was 8-22% slower in f64 (run U1: fewer warps). Session 50 (run W5, after session 49's faster read): the
+ * copy now pays at 4 entries a row (kron:21:2 0.90 / 0.93 -> 0.92 / 1.12) and on cut plans of 4 blocks (kron:18:8
+ * 0.88 / 1.02 -> 0.89 / 1.07), so those floors went. docs/formats/hbp.md "Hot columns in one global copy". Returns 0
+ * when out of memory. */
 static int choose_hot_copy(hbp_build *B, const spmv_plan_options_t *opt)
 {
     const spmv_matrix_t *A = B->A;
@@ -1583,8 +1588,8 @@ static int choose_hot_copy(hbp_build *B, const spmv_plan_options_t *opt)
     const int cut_to_one = B->C < A->n && opt->hbp_block_cols == 0 && A->n > HBP_NARROW_COLS &&
                            ((int64_t)A->n + B->C - 1) / B->C >= HBP_HOT_GLOBAL_UNCUT_BLOCKS;
     if (opt->hbp_hot_copy != 0 || opt->hbp_hot != 0 || (B->C < A->n && !cut_to_one) ||
-        (B->C >= A->n && B->col_bytes != 4) || (int64_t)A->nnz < (int64_t)HBP_HOT_GLOBAL_MIN_AVG * A->m ||
-        A->nnz < HBP_HOT_GLOBAL_MIN_NNZ)
+        (B->C >= A->n && B->col_bytes != 4) ||
+        A->nnz < (cut_to_one ? HBP_HOT_GLOBAL_CUT_MIN_NNZ : HBP_HOT_GLOBAL_MIN_NNZ))
         return 1;
     int32_t *map;
     const int32_t h = global_hot_map(B, 0, &map);
