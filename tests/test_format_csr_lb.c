@@ -371,7 +371,8 @@ Test(csr_lb_hot, automatic_rule)
 }
 
 /* AUTO on a power-law graph of 2M entries (16 a row) that csr_lb gives hot columns: csr_lb in f32, beyond L2 and
- * within; in f64 (under AUTO_HOT_F64_MIN_NNZ entries) the vendor library beyond L2, amf_csr within. */
+ * within; in f64 (under AUTO_HOT_F64_MIN_NNZ entries) the vendor library beyond L2 and, with 131072 rows (from
+ * AUTO_L2_F64_GRAPH_ROWS), within; kron:16:16 (65536 rows) keeps amf_csr within L2 in f64. */
 Test(format_choose, gpu_rule_hot_columns)
 {
     spmv_matrix_t *A = NULL, *B = NULL;
@@ -385,7 +386,12 @@ Test(format_choose, gpu_rule_hot_columns)
                  spmv_format_name(spmvport_format_choose(A, &gpu)));
     gpu.l2_bytes = (size_t)60 << 20;
     cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_CSR_LB);
-    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR);
+    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_VENDOR, "f64 within L2: %s",
+                 spmv_format_name(spmvport_format_choose(A, &gpu)));
     spmv_matrix_destroy(A);
     spmv_matrix_destroy(B);
+    cr_assert_eq(spmv_matrix_generate(&A, "kron:16:16", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR, "kron:16:16 f64 within L2: %s",
+                 spmv_format_name(spmvport_format_choose(A, &gpu)));
+    spmv_matrix_destroy(A);
 }

@@ -92,8 +92,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             gave 0.73-1.31x; f64 kept: csr_vector
  *                                                                             ahead on 7 of 8; session 31, run UJ)
  *   GPU, the matrix's arrays fit in the L2 cache, skewed rows    amf_csr     (folds balance the lanes: Groebner,
- *                                                                             mbeacxc, ca-GrQc 1.35-1.64x csr_vector
- *                                                                             f64, session 7 run U; circuit_1 12x)
+ *     (but f64 power-law graphs of AUTO_L2_F64_GRAPH_ROWS rows              mbeacxc, ca-GrQc 1.35-1.64x csr_vector
+ *     or more: the vendor library, below)                                     f64, session 7 run U; circuit_1 12x)
  *   GPU, regular rows of > 12 entries beyond L2                  amf_csr     (many waves of one-step warps: FEM
  *                                                                             1.24-1.29x, 27-point stencil 1.19-1.25x,
  *                                                                             where csr_lb gave 1.02-1.19x and
@@ -105,7 +105,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *     entries                                                                 0.86-1.03x below; H100, session 46,
  *                                                                             run T3)
  *   GPU, the other skewed rows averaging more than 16, or whose  vendor      (Kronecker: csr_lb 0.95x; kron:20:4
- *     reads of x are scattered, beyond L2                                     and :8 0.90-0.97x, amf_csr 0.74-0.97x)
+ *     reads of x are scattered, beyond L2; in f64 within L2 too               and :8 0.90-0.97x, amf_csr 0.74-0.97x;
+ *     from AUTO_L2_F64_GRAPH_ROWS rows                                        within L2, f64, kron of 2^17-2^20
+ *                                                                             rows: amf_csr 0.58-0.98x, hbp
+ *                                                                             0.81-0.92x, csr_lb 0.77-0.98x;
+ *                                                                             session 50, run W7, H200)
  *   GPU, other skewed rows (circuits: x read near the diagonal)  amf_csr     (circuit:1000000-5000000 1.07-1.14x,
  *                                                                             csr_lb 0.82-1.17x; session 26, H200)
  *   CPU, longer rows                                             csr_vector
@@ -117,6 +121,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
+#define AUTO_L2_F64_GRAPH_ROWS 100000     /* f64 power-law graphs within L2 from this many rows: the vendor library
+                                           * (H200, session 50, run W7: amf_csr 0.58-0.98x cuSPARSE on kron of 2^17
+                                           * to 2^20 rows, 0.97-1.13x on 2^15-2^16) */
 
 /* Put d into the ascending set (n of AUTO_STENCIL_DIAGONALS): its position, or -1 when the set is full without it. */
 static int offset_insert(int64_t *set, int *n, int64_t d)
@@ -231,9 +238,11 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
          * below asks: csr_lb's hot columns come before the L2 rule, which would take amf_csr for f32 graphs of
          * 1-6M entries (kron:18:8, kron:20:2 f32: amf_csr 0.78-0.97x cuSPARSE, csr_lb 1.01-1.12x) */
         const int hot_pays = A->precision == SPMV_F32 || (avg >= AUTO_HOT_F64_MIN_AVG && A->nnz >= AUTO_HOT_F64_MIN_NNZ);
-        const int graph = !regular && (hot_pays || !in_l2) &&
+        const int tall_f64_l2 = in_l2 && A->precision == SPMV_F64 && A->m >= AUTO_L2_F64_GRAPH_ROWS;
+        const int graph = !regular && (hot_pays || !in_l2 || tall_f64_l2) &&
                           (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED);
         if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0) return SPMV_FORMAT_CSR_LB;
+        if (graph && tall_f64_l2) return SPMV_FORMAT_VENDOR;
         if (in_l2)
             return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
                                                                                            : SPMV_FORMAT_AMF_CSR;
