@@ -746,30 +746,28 @@ Test(hbp, hot_columns_global, .timeout = 600)
 Test(hbp, hot_columns_uncut, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
-    spmv_matrix_t *A = generate("kron:19:16", SPMV_F32);
-    for (int copy = 0; copy < 2; copy++) {
-        spmv_plan_options_t o = options(0, 0, 0, 0, 0);
-        o.hbp_hot_copy = copy;
-        const spmv_plan_info_t info = info_of(ctx, A, &o);
-        cr_assert_eq(stat(info.stats, "col_blocks"), copy ? 8 : 1, "%s", info.stats);
-        cr_assert(strstr(info.stats, copy ? "hot=0;hot_copy=none;" : "hot=16384;hot_copy=global;"), "%s",
-                  info.stats);
-        /* the global copy's plans cap units at 16 trips where the unit-cap rules give none */
-        cr_assert_eq(stat(info.stats, "unit_trips"), copy ? 0 : 16, "%s", info.stats);
-    }
-    spmv_matrix_destroy(A);
-    const char *gens[] = {"kron:18:8", "kron:17:16"};
-    const int cut[] = {4, 2};
-    for (int i = 0; i < 2; i++) {
-        A = generate(gens[i], SPMV_F64);
+    /* cut: the column blocks with the shared copy (hbp_hot_copy = 1); whole: one block with the automatic rule */
+    const struct {
+        const char *gen;
+        spmv_precision_t precision;
+        int cut, whole;
+    } cases[] = {{"kron:19:16", SPMV_F32, 8, 1}, {"kron:18:8", SPMV_F64, 4, 1}, {"kron:17:16", SPMV_F64, 2, 0}};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = generate(cases[i].gen, cases[i].precision);
         for (int copy = 0; copy < 2; copy++) {
             spmv_plan_options_t o = options(0, 0, 0, 0, 0);
             o.hbp_hot_copy = copy;
             const spmv_plan_info_t info = info_of(ctx, A, &o);
-            const int whole = copy == 0 && i == 0;
-            cr_assert_eq(stat(info.stats, "col_blocks"), whole ? 1 : cut[i], "%s: %s", gens[i], info.stats);
-            cr_assert(strstr(info.stats, whole ? "hot_copy=global;" : "hot_copy=none;"), "%s: %s", gens[i],
+            const int whole = copy == 0 && cases[i].whole;
+            cr_assert_eq(stat(info.stats, "col_blocks"), whole ? 1 : cases[i].cut, "%s: %s", cases[i].gen,
+                         info.stats);
+            cr_assert(strstr(info.stats, whole ? "hot_copy=global;" : "hot_copy=none;"), "%s: %s", cases[i].gen,
                       info.stats);
+            if (i > 0) continue;
+            cr_assert(strstr(info.stats, copy ? "hot=0;hot_copy=none;" : "hot=16384;hot_copy=global;"), "%s",
+                      info.stats);
+            /* the global copy's plans cap units at 16 trips where the unit-cap rules give none */
+            cr_assert_eq(stat(info.stats, "unit_trips"), copy ? 0 : 16, "%s", info.stats);
         }
         spmv_matrix_destroy(A);
     }
