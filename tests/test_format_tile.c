@@ -6,10 +6,12 @@
  * tasks, bytes);
  * spmv_plan_update_values; the plan statistics.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_ref.h"
 #include "format_tile.h"
 #include "internal.h"
 #include "lb_split_check.h"
@@ -819,11 +821,41 @@ static void check_tasks(const spmvport_format_data *fd, const char *what)
     cr_assert_eq(fd->arrays[SPMVPORT_TILE_A_CARRY].bytes, (size_t)(TD * carry) * spmvport_value_size(fd->precision));
 }
 
-static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *what)
+/* The CPU executor on fd itself (not through a plan) for three alpha/beta cases, each result checked by the oracle;
+ * with beta = 0, y starts as NaN (never read). */
+static void check_executor_direct(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *what)
+{
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    const size_t vs = spmvport_value_size(A->precision);
+    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1)), *y = malloc(vs * ((size_t)A->m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, A->n, A->precision, 5);
+    for (int c = 0; c < 3; c++) {
+        support_random_vector(y0, A->m, A->precision, 6 + (uint64_t)c);
+        for (int32_t i = 0; cases[c][1] == 0 && i < A->m; i++) {
+            if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
+            else ((double *)y0)[i] = NAN;
+        }
+        memcpy(y, y0, vs * (size_t)A->m);
+        spmvport_cpu_tile(fd, cases[c][0], x, cases[c][1], y);
+        double ratio;
+        int32_t row;
+        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1.0, "%s alpha=%g beta=%g: row %d off by %g x the bound", what, cases[c][0], cases[c][1],
+                  row, ratio);
+    }
+    free(x), free(y0), free(y);
+}
+
+/* The invariants of the layout built for gpu (NULL: the CPU backend's, whose plan must also report the arrays'
+ * bytes as its device bytes). */
+static void check_invariants_on(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const spmv_device_info_t *gpu,
+                                const char *what)
 {
     spmvport_format_data fd;
     spmv_device_info_t dev;
     memset(&dev, 0, sizeof dev);
+    if (gpu != NULL) dev = *gpu;
     char msg[SPMVPORT_MSG_LEN] = "";
     int W = opt->warp_size ? opt->warp_size : 32;
     cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_TILE, W, &dev, opt, msg, sizeof msg), SPMV_STATUS_SUCCESS,
@@ -894,6 +926,11 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
     free(seen);
     check_tasks(&fd, what);
 
+    if (gpu != NULL) { /* the executor walks the GPU's layout too */
+        check_executor_direct(&fd, A, what);
+        spmvport_format_data_free(&fd);
+        return;
+    }
     /* bytes: the plan's device bytes are the sum of the arrays */
     size_t bytes = 0;
     for (int a = 0; a < fd.narrays; a++) bytes += fd.arrays[a].bytes;
@@ -910,6 +947,11 @@ static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *
     spmv_plan_destroy(plan);
     spmv_context_destroy(ctx);
     spmvport_format_data_free(&fd);
+}
+
+static void check_invariants(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *what)
+{
+    check_invariants_on(A, opt, NULL, what);
 }
 
 static void invariants_over_corpus(const spmv_plan_options_t *opt, spmv_precision_t p)
@@ -1570,6 +1612,27 @@ Test(tile_invariants, small_band_plans)
             }
             check_tasks(&fd, "small band plans");
             spmvport_format_data_free(&fd);
+            spmv_matrix_destroy(A);
+        }
+}
+
+/* Plans whose first pass runs again (goto pass1: a small band plan tried without band tiles and back, a small
+ * deferral undone) count each row's deferred entries from 0 every pass. They were added on top of the previous
+ * pass's prefix sums: on a GPU stencil3d:27:31 (a band plan tried without band tiles, its deferral counted twice)
+ * failed with "4787461717 value slots exceed the 32-bit range" (SPMV_STATUS_OVERFLOW) in both precisions. The
+ * layouts built for an H200-like GPU, checked as the CPU's are and run by the executor against the oracle. */
+Test(tile_invariants, passes_begun_again_count_from_zero, .timeout = 300)
+{
+    const spmv_device_info_t gpu = model_gpu(132);
+    const char *specs[] = {"stencil3d:27:31", "stencil3d:27:20", "stencil3d:27:21", "fem3d:2:16"};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, specs[i], p ? SPMV_F32 : SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+            spmv_plan_options_t o = tile_options(32, 0, 0, 0);
+            char what[64];
+            snprintf(what, sizeof what, "%s %s, H200-like", specs[i], p ? "f32" : "f64");
+            check_invariants_on(A, &o, &gpu, what);
             spmv_matrix_destroy(A);
         }
 }

@@ -1115,6 +1115,9 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile
 {
     const int32_t tile_rows = (int32_t)z->tile_rows;
     int64_t ht[SPMVPORT_TILE_NFORMATS] = {0}, hn[SPMVPORT_TILE_NFORMATS] = {0}, rule_coo = 0;
+    /* the rows' deferred counts are added up from 0 on every pass: a pass begun again (goto pass1) after a deferral
+     * once added them on top of the last pass's prefix sums (stencil3d:27:31 on a GPU: 4.8G value slots, OVERFLOW) */
+    if (def_ptr != NULL) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 64) \
     reduction(+ : ht[:SPMVPORT_TILE_NFORMATS], hn[:SPMVPORT_TILE_NFORMATS], rule_coo)
@@ -1234,7 +1237,6 @@ pass1:
              * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
              * blocks: three passes over the matrix, was four) */
             if (auto_deferred && many_coo_tiles(z.rule_coo, &z, regular)) defer_automatically(&cfg, regular, opt);
-            if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
         }
@@ -1268,7 +1270,6 @@ pass1:
         const int64_t slots_before = z.slots;
         for (int all = 1; all >= 0; all--) {
             cfg.band_all = all;
-            if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
             st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                            cfg.deferred ? def_ptr : NULL, msg, msglen);
             if (st != SPMV_STATUS_SUCCESS ||
@@ -1307,7 +1308,6 @@ pass1:
     if (st == SPMV_STATUS_SUCCESS && opt->tile_variant == 0 && z.hist_tiles[SPMVPORT_TILE_ELL] > 0 &&
         shuffles(opt, &cfg, &z)) {
         cfg.no_ell = 1;
-        if (cfg.deferred) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
         st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
                        cfg.deferred ? def_ptr : NULL, msg, msglen);
     }
