@@ -250,6 +250,32 @@ Test(SUITE, tile_deferred_a_tenth_of_the_tiles)
     spmv_context_destroy(ctx);
 }
 
+/* tile's small band plans on the GPU itself: those that run badly as band plans take every tile CSR
+ * (band_plan_runs_badly: stencil3d:7:29 splits most tile rows; stencil3d:27:31 is the plan whose deferral was counted
+ * twice, OVERFLOW before session 53) on a GPU of more than 95 / 116 SMs; stencil3d:7:20 keeps its mixed band plan
+ * every plan checked against the oracle, both precisions. */
+Test(SUITE, tile_small_band_plans)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
+    const struct { const char *spec; int tile_rows; } cases[] = {
+        {"stencil3d:7:29", 1525}, {"stencil3d:27:31", 1862}, {"stencil3d:7:20", 0}};
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 3; i++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+            const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, A, NULL);
+            if (cases[i].tile_rows > 0 && cases[i].tile_rows < 16 * dev.multiprocessors)
+                cr_assert(strstr(info.stats, "variant=csr;") != NULL, "%s: %s", cases[i].spec, info.stats);
+            if (cases[i].tile_rows == 0 && dev.multiprocessors >= 32)
+                cr_assert(strstr(info.stats, "band_tiles=0;") == NULL, "%s: %s", cases[i].spec, info.stats);
+            support_check_format(ctx, SPMV_FORMAT_TILE, NULL, cases[i].spec, A, 0);
+            spmv_matrix_destroy(A);
+        }
+    spmv_context_destroy(ctx);
+}
+
 /* ehyb's batch-4 kernels (the edge cases are small matrices: the default batch 8 runs above), batch 8 with a part
  * count of options.ehyb_parts, no halo with one warp per slice, and every column in the halo with 8 warps per
  * slice. User ordering: the check passes x and y unpermuted. */

@@ -1568,16 +1568,19 @@ Test(tile_invariants, small_regular_deferral)
 Test(tile_invariants, small_band_plans)
 {
     const spmv_device_info_t gpu = model_gpu(132);
-    enum { NONE, MIXED, ALL };
+    enum { NONE, MIXED, ALL, CSR }; /* CSR: every tile CSR (band_plan_runs_badly) */
     const struct {
         const char *spec;
         int f32; /* -1: both precisions */
         int sms, cpu, band, group, group_option;
     } cases[] = {{"stencil3d:27:24", -1, 132, 0, NONE, 0, 0}, {"stencil3d:27:24", -1, 54, 0, MIXED, 1, 0},
-                 {"stencil3d:27:24", -1, 132, 1, MIXED, 1, 0}, {"stencil3d:27:20", -1, 132, 0, MIXED, 0, 0},
-                 {"stencil3d:7:30", -1, 132, 0, MIXED, 0, 0},  {"stencil3d:7:30", -1, 132, 0, MIXED, 1, 1},
+                 {"stencil3d:27:24", -1, 132, 1, MIXED, 1, 0}, {"stencil3d:27:20", -1, 132, 0, CSR, 0, 0},
+                 {"stencil3d:7:30", -1, 132, 0, CSR, 0, 0},    {"stencil3d:7:30", -1, 132, 0, MIXED, 1, 1},
                  {"fem3d:2:17", 1, 132, 0, NONE, 0, 0},        {"fem3d:2:17", 0, 132, 0, NONE, 0, 0},
-                 {"fem3d:2:17", 1, 32, 0, ALL, 1, 0},          {"fem3d:2:16", -1, 132, 0, ALL, 1, 0}};
+                 {"fem3d:2:17", 1, 32, 0, ALL, 1, 0},          {"fem3d:2:16", -1, 132, 0, CSR, 0, 0},
+                 {"fem3d:2:16", -1, 132, 0, ALL, 1, 1},        {"stencil3d:27:32", -1, 132, 0, ALL, 1, 0},
+                 {"stencil3d:7:29", -1, 132, 0, CSR, 0, 0},    {"stencil3d:7:20", -1, 132, 0, MIXED, 0, 0},
+                 {"stencil3d:7:24", 0, 132, 0, MIXED, 0, 0}};
     for (int p = 0; p < 2; p++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             if (cases[i].f32 >= 0 && cases[i].f32 != p) continue;
@@ -1598,6 +1601,18 @@ Test(tile_invariants, small_band_plans)
                 cr_assert(band > 0 && 10 * band < 9 * tiles, "%s case %zu: %s", cases[i].spec, i, fd.stats);
             } else if (cases[i].band == ALL) {
                 cr_assert(band == tiles, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+            } else if (cases[i].band == CSR) {
+                cr_assert(fd.params[SPMVPORT_TILE_P_VARIANT] == 1 && support_stat(fd.stats, "csr_tiles") == tiles &&
+                              (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
+                          "%s %s case %zu: %s", cases[i].spec, p ? "f32" : "f64", i, fd.stats);
+                /* the plan tile_variant 1 asks for */
+                spmv_plan_options_t v = o;
+                v.tile_variant = 1;
+                spmvport_format_data ref;
+                build_layout(&ref, A, 32, &v, &dev);
+                cr_assert_eq(ref.params[SPMVPORT_TILE_P_TASKS], fd.params[SPMVPORT_TILE_P_TASKS], "%s", ref.stats);
+                cr_assert_eq(ref.params[SPMVPORT_TILE_P_FLAGS], fl, "%s / %s", ref.stats, fd.stats);
+                spmvport_format_data_free(&ref);
             } else {
                 cr_assert(band == 0 && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
                           "%s %s case %zu: %s", cases[i].spec, p ? "f32" : "f64", i, fd.stats);

@@ -1100,6 +1100,30 @@ static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t 
     return few_tile_rows(z, dev) && (mixed_band_plan(z) || z->tiles >= TILE_SMALL_BAND_ROW_TILES * z->tile_rows);
 }
 
+/* A small band plan that is not mostly CSR without its band tiles (small_band_plan_to_try) takes every tile CSR
+ * instead (x by shuffles and block tasks, as the mostly-CSR plans there) where its band plan runs badly: it would
+ * split a quarter or more of its tile rows (each split row's tasks add carries, and the fix-up launch follows), or
+ * a tenth or more of its band slots are holes. tile_ptr holds the band plan's tile rows; its balance is the one the
+ * builder gives it below (a warp a task on mixed plans: the paper's 8; a task per group on all-band ones: 1.5x the
+ * average, 16 to 32). H200, session 53 (run Z2, the HEAD host library against this one, three alternating processes,
+ * best times): the 7-point stencils of 17-31 points but 20, 24, 28 (their tile rows split) 1.48-2.05x faster in
+ * both precisions (stencil3d:7:29 11.2 -> 6.9 us f64), stencil3d:27:20 1.80 / 2.09x, fem3d:2:16 (all band, 15%
+ * holes) 1.47 / 1.50x (9.95 -> 6.75 us f64), fem3d:2:24 1.05 / 1.18x; the plans it leaves within the processes'
+ * spread (0.91-1.06x: stencil3d:7:20, :7:24, :7:28, :27:24, :27:32, brainpc2). Every tile CSR where neither holds
+ * was slower in run Z1: stencil3d:27:32 (all band, no holes) 7.0 -> 10.1 us, stencil3d:7:20 (no row split) 6.6 ->
+ * 7.9 f64, brainpc2 (1 split) 16.0 -> 17.9. */
+static int band_plan_runs_badly(const tile_sizes *z, const int32_t *tile_ptr, const spmv_plan_options_t *opt)
+{
+    const int64_t avg15 = (3 * z->tiles + 2 * z->tile_rows - 1) / (2 * z->tile_rows); /* tile_rows > 0 here */
+    const int64_t balance = opt->tile_balance > 0 ? opt->tile_balance
+                            : mixed_band_plan(z)  ? TILE_DEFAULT_BALANCE
+                                                  : clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
+    int64_t split = 0, nnz = 0;
+    for (int64_t tr = 0; tr < z->tile_rows; tr++) split += tile_ptr[tr + 1] - tile_ptr[tr] > balance;
+    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) nnz += z->hist_nnz[f];
+    return 4 * split >= z->tile_rows || 10 * z->slots >= 11 * nnz;
+}
+
 /* The sizes of a plan not counted yet (a pass 1 begun again). */
 static void reset_sizes(tile_sizes *z)
 {
@@ -1206,7 +1230,9 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
                                (A->nnz > threshold || (on_gpu && regular && opt->tile_deferred_threshold == 0));
     int auto_deferred = auto_deferred0;
     tile_cfg cfg_pass1 = cfg; /* what pass 1 starts from, again if a choice below is undone */
-    int band_dropped = 0;     /* a small band plan (small_band_plan_to_try): 1 tried without band tiles, 2 back */
+    int band_dropped = 0;     /* a small band plan (small_band_plan_to_try): 1 tried without band tiles, 2 back,
+                               * 3 every tile CSR */
+    int band_bad = 0;         /* that band plan runs badly (band_plan_runs_badly): every tile CSR instead of back */
     cfg.deferred = opt->tile_deferred_coo == 1;
     tile_sizes z;
     memset(&z, 0, sizeof z);
@@ -1278,16 +1304,20 @@ pass1:
         }
     }
     /* A band plan of few tile rows with other tiles in it or long tile rows is built again without band tiles, and
-     * kept so where that plan is mostly CSR (small_band_plan_to_try); not when the band kernels' task shape is
-     * asked for */
+     * kept so where that plan is mostly CSR (small_band_plan_to_try); else with every tile CSR where the band plan
+     * runs badly (band_plan_runs_badly), else as the band plan; not when the band kernels' task shape is asked for */
     if (st == SPMV_STATUS_SUCCESS && band_dropped == 0 && cfg.band && opt->tile_group_tasks == 0 && on_gpu &&
         small_band_plan_to_try(&z, dev)) {
+        band_bad = opt->tile_variant == 0 && band_plan_runs_badly(&z, tile_ptr, opt);
         band_dropped = 1, cfg_pass1.band = 0, cfg = cfg_pass1;
         reset_sizes(&z);
         goto pass1;
     }
     if (st == SPMV_STATUS_SUCCESS && band_dropped == 1 && !mostly_csr(&z)) {
-        band_dropped = 2, cfg_pass1.band = 1, cfg = cfg_pass1, auto_deferred = auto_deferred0;
+        if (band_bad) /* every tile CSR: no COO tile, so nothing to defer */
+            band_dropped = 3, cfg_pass1.variant = 1, cfg = cfg_pass1, auto_deferred = 0;
+        else
+            band_dropped = 2, cfg_pass1.band = 1, cfg = cfg_pass1, auto_deferred = auto_deferred0;
         reset_sizes(&z);
         goto pass1;
     }
