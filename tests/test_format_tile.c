@@ -1635,7 +1635,8 @@ Test(tile_invariants, small_band_plans)
  * deferral undone) count each row's deferred entries from 0 every pass. They were added on top of the previous
  * pass's prefix sums: on a GPU stencil3d:27:31 (a band plan tried without band tiles, its deferral counted twice)
  * failed with "4787461717 value slots exceed the 32-bit range" (SPMV_STATUS_OVERFLOW) in both precisions. The
- * layouts built for an H200-like GPU, checked as the CPU's are and run by the executor against the oracle. */
+ * layouts built for an H200-like GPU at W = 32 and 64, checked as the CPU's are and run by the executor against the
+ * oracle. */
 Test(tile_invariants, passes_begun_again_count_from_zero, .timeout = 300)
 {
     const spmv_device_info_t gpu = model_gpu(132);
@@ -1644,10 +1645,12 @@ Test(tile_invariants, passes_begun_again_count_from_zero, .timeout = 300)
         for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
             spmv_matrix_t *A = NULL;
             cr_assert_eq(spmv_matrix_generate(&A, specs[i], p ? SPMV_F32 : SPMV_F64, 42), SPMV_STATUS_SUCCESS);
-            spmv_plan_options_t o = tile_options(32, 0, 0, 0);
-            char what[64];
-            snprintf(what, sizeof what, "%s %s, H200-like", specs[i], p ? "f32" : "f64");
-            check_invariants_on(A, &o, &gpu, what);
+            for (int w = 32; w <= 64; w *= 2) {
+                spmv_plan_options_t o = tile_options(w, 0, 0, 0);
+                char what[64];
+                snprintf(what, sizeof what, "%s %s, H200-like, W = %d", specs[i], p ? "f32" : "f64", w);
+                check_invariants_on(A, &o, &gpu, what);
+            }
             spmv_matrix_destroy(A);
         }
 }
