@@ -1,8 +1,17 @@
 /*
  * test_cpu_executors.c -- every CPU executor against the oracle: the edge-case corpus and every shared matrix,
  * at warp size 32 and 64, f32 and f64, alpha/beta in {1,0}, {2,0.5}, {-1,1}; plus option sweeps that stress the
- * warp-grouped layouts (every lanes-per-row of csr_vector, one-warp chunks of csr_lb).
+ * warp-grouped layouts (every lanes-per-row of csr_vector, one-warp chunks of csr_lb); and the layouts the builders
+ * make for three GPU models, run by the CPU executors (the CPU backend builds for the CPU, and some builder paths
+ * exist only for a GPU).
  */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_ref.h"
+#include "internal.h"
 #include "support.h"
 
 static void corpus(spmv_format_t format, int warp_size, spmv_precision_t p, int lanes, int nnz_per_warp)
@@ -54,3 +63,86 @@ Test(cpu_csr_lb, one_warp_chunks)
     corpus(SPMV_FORMAT_CSR_LB, 32, SPMV_F64, 0, 32);
     corpus(SPMV_FORMAT_CSR_LB, 64, SPMV_F32, 0, 64);
 }
+
+/* ---- layouts built for a GPU, run on the host ------------------------------------------------------------------
+ * Builders choose by the device (multiprocessors, warp size, shared memory, L2): small band plans, block tasks, hot
+ * columns, one-wave layouts... The CPU backend's plans never take those paths, and the GPU suite runs only on a GPU;
+ * here every format but ehyb (METIS; its own tests use an H100 model) is built for an H200, an MI250-like device
+ * (wave64) and an RDNA2-like one (wave32), and its executor checked against the oracle. Session 53 found a tile
+ * builder bug this way (stencil3d:27:31: OVERFLOW on a GPU only). */
+static void check_direct(const spmvport_format_data *fd, spmvport_cpu_executor run, const spmv_matrix_t *A,
+                         const char *what)
+{
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    const size_t vs = spmvport_value_size(A->precision);
+    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1)), *y = malloc(vs * ((size_t)A->m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, A->n, A->precision, 11);
+    for (int c = 0; c < 3; c++) {
+        support_random_vector(y0, A->m, A->precision, 12 + (uint64_t)c);
+        for (int32_t i = 0; cases[c][1] == 0 && i < A->m; i++) { /* beta = 0: y is never read */
+            if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
+            else ((double *)y0)[i] = NAN;
+        }
+        memcpy(y, y0, vs * (size_t)A->m);
+        run(fd, cases[c][0], x, cases[c][1], y);
+        double ratio;
+        int32_t row;
+        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1.0, "%s alpha=%g beta=%g: row %d off by %g x the bound", what, cases[c][0], cases[c][1],
+                  row, ratio);
+    }
+    free(x), free(y0), free(y);
+}
+
+static void gpu_layouts(spmv_precision_t p)
+{
+    static const spmv_device_info_t models[] = {
+        {.backend = SPMV_BACKEND_CUDA, .name = "H200", .warp_size = 32, .multiprocessors = 132,
+         .shared_mem_per_block = 232448, .l2_bytes = (size_t)60 << 20, .compute_capability = 90},
+        {.backend = SPMV_BACKEND_HIP, .name = "MI250-like", .warp_size = 64, .multiprocessors = 110,
+         .shared_mem_per_block = 65536, .l2_bytes = (size_t)8 << 20, .compute_capability = 0x90a},
+        {.backend = SPMV_BACKEND_HIP, .name = "RDNA2-like", .warp_size = 32, .multiprocessors = 40,
+         .shared_mem_per_block = 65536, .l2_bytes = (size_t)4 << 20, .compute_capability = 0x1030}};
+    static const struct { spmv_format_t format; spmvport_cpu_executor run; } formats[] = {
+        {SPMV_FORMAT_CSR_SCALAR, spmvport_cpu_csr_scalar}, {SPMV_FORMAT_CSR_VECTOR, spmvport_cpu_csr_vector},
+        {SPMV_FORMAT_CSR_LB, spmvport_cpu_csr_lb},         {SPMV_FORMAT_TILE, spmvport_cpu_tile},
+        {SPMV_FORMAT_HBP, spmvport_cpu_hbp},               {SPMV_FORMAT_AMF_CSR, spmvport_cpu_amf_csr},
+        {SPMV_FORMAT_TEB, spmvport_cpu_teb}};
+    /* generated matrices that take device-only paths on these models (small band plans, block tasks, hot columns,
+     * uniform one-step layouts, long-row pieces) */
+    static const char *specs[] = {"stencil3d:27:31", "stencil3d:7:29", "fem3d:2:16", "fem3d:8:9", "fem3d:3:16",
+                                  "kron:14:16",      "circuit:20000",  "uniform:20000:3", "lp:5000:10000:4"};
+    support_case *corpus_cases;
+    const int ncorpus = support_edge_corpus(p, &corpus_cases);
+    const int nspecs = (int)(sizeof specs / sizeof specs[0]);
+    spmv_matrix_t **gen = calloc((size_t)nspecs, sizeof *gen);
+    cr_assert(gen);
+    for (int i = 0; i < nspecs; i++)
+        cr_assert_eq(spmv_matrix_generate(&gen[i], specs[i], p, 7), SPMV_STATUS_SUCCESS, "%s", specs[i]);
+    /* SPMVPORT_TEST_QUICK (the sanitizer build): the H200 model only */
+    const size_t nmodels = getenv("SPMVPORT_TEST_QUICK") ? 1 : sizeof models / sizeof models[0];
+    for (size_t d = 0; d < nmodels; d++)
+        for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+            for (int i = 0; i < ncorpus + nspecs; i++) {
+                const spmv_matrix_t *A = i < ncorpus ? corpus_cases[i].A : gen[i - ncorpus];
+                char what[160];
+                snprintf(what, sizeof what, "%s on %s, %s, %s", spmv_format_name(formats[f].format), models[d].name,
+                         p == SPMV_F32 ? "f32" : "f64", i < ncorpus ? corpus_cases[i].name : specs[i - ncorpus]);
+                spmv_plan_options_t opt;
+                spmv_plan_options_init(&opt);
+                spmvport_format_data fd;
+                char msg[SPMVPORT_MSG_LEN] = "";
+                cr_assert_eq(spmvport_format_build(&fd, A, formats[f].format, models[d].warp_size, &models[d], &opt,
+                                                   msg, sizeof msg),
+                             SPMV_STATUS_SUCCESS, "%s: %s", what, msg);
+                check_direct(&fd, formats[f].run, A, what);
+                spmvport_format_data_free(&fd);
+            }
+    for (int i = 0; i < nspecs; i++) spmv_matrix_destroy(gen[i]);
+    free(gen);
+    support_cases_free(corpus_cases, ncorpus);
+}
+
+Test(cpu_gpu_layouts, three_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
+Test(cpu_gpu_layouts, three_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }
