@@ -346,3 +346,28 @@ spmv_plan_info_t support_plan_info(spmv_context_t *ctx, spmv_format_t format, co
     spmv_plan_destroy(plan);
     return info;
 }
+
+void support_check_executor(const spmvport_format_data *fd, spmvport_cpu_executor run, const spmv_matrix_t *A,
+                            const char *what)
+{
+    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
+    const size_t vs = spmvport_value_size(A->precision);
+    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1)), *y = malloc(vs * ((size_t)A->m + 1));
+    cr_assert(x && y0 && y);
+    support_random_vector(x, A->n, A->precision, 11);
+    for (int c = 0; c < 3; c++) {
+        support_random_vector(y0, A->m, A->precision, 12 + (uint64_t)c);
+        for (int32_t i = 0; cases[c][1] == 0 && i < A->m; i++) { /* beta = 0: y is never read */
+            if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
+            else ((double *)y0)[i] = NAN;
+        }
+        memcpy(y, y0, vs * (size_t)A->m);
+        run(fd, cases[c][0], x, cases[c][1], y);
+        double ratio;
+        int32_t row;
+        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1.0, "%s alpha=%g beta=%g: row %d off by %g x the bound", what, cases[c][0], cases[c][1],
+                  row, ratio);
+    }
+    free(x), free(y0), free(y);
+}

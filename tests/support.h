@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "spmvport.h"
+#include "cpu_ref.h" /* the CPU executors and the layout type (src/cpu_ref, src/common) */
 
 /* The edge-case corpus: empty matrix and rows, 1x1, 1xn, nx1, rectangular, one dense row / column, power-law,
  * unsorted input, duplicates, rows longer than many warps' chunks, small stencils. */
@@ -48,6 +49,12 @@ void support_check_shared(spmv_context_t *ctx, spmv_format_t format, const spmv_
 /* Run a CPU-backend plan once on host vectors (alpha 1.5, beta -0.5, random x and y0) and assert the result is
  * within the bound of B, the matrix the plan should now compute (e.g. one created with updated values). */
 void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const spmv_matrix_t *B, const char *name);
+
+/* Run a CPU executor on a built layout directly (not through a plan: a layout built for a GPU model, say) for
+ * alpha/beta in {1,0}, {2,0.5}, {-1,1}, random x and y0 (y NaN when beta = 0), and assert every result is within
+ * the bound of A; `what` names the case in a failure. */
+void support_check_executor(const spmvport_format_data *fd, spmvport_cpu_executor run, const spmv_matrix_t *A,
+                            const char *what);
 
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);

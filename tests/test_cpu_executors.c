@@ -5,12 +5,9 @@
  * make for three GPU models, run by the CPU executors (the CPU backend builds for the CPU, and some builder paths
  * exist only for a GPU).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "cpu_ref.h"
 #include "internal.h"
 #include "support.h"
 
@@ -70,31 +67,6 @@ Test(cpu_csr_lb, one_warp_chunks)
  * here every format but ehyb (METIS; its own tests use an H100 model) is built for an H200, an MI250-like device
  * (wave64) and an RDNA2-like one (wave32), and its executor checked against the oracle. Session 53 found a tile
  * builder bug this way (stencil3d:27:31: OVERFLOW on a GPU only). */
-static void check_direct(const spmvport_format_data *fd, spmvport_cpu_executor run, const spmv_matrix_t *A,
-                         const char *what)
-{
-    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
-    const size_t vs = spmvport_value_size(A->precision);
-    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1)), *y = malloc(vs * ((size_t)A->m + 1));
-    cr_assert(x && y0 && y);
-    support_random_vector(x, A->n, A->precision, 11);
-    for (int c = 0; c < 3; c++) {
-        support_random_vector(y0, A->m, A->precision, 12 + (uint64_t)c);
-        for (int32_t i = 0; cases[c][1] == 0 && i < A->m; i++) { /* beta = 0: y is never read */
-            if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
-            else ((double *)y0)[i] = NAN;
-        }
-        memcpy(y, y0, vs * (size_t)A->m);
-        run(fd, cases[c][0], x, cases[c][1], y);
-        double ratio;
-        int32_t row;
-        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
-        cr_assert(ratio <= 1.0, "%s alpha=%g beta=%g: row %d off by %g x the bound", what, cases[c][0], cases[c][1],
-                  row, ratio);
-    }
-    free(x), free(y0), free(y);
-}
-
 static void gpu_layouts(spmv_precision_t p)
 {
     static const spmv_device_info_t models[] = {
@@ -136,7 +108,7 @@ static void gpu_layouts(spmv_precision_t p)
                 cr_assert_eq(spmvport_format_build(&fd, A, formats[f].format, models[d].warp_size, &models[d], &opt,
                                                    msg, sizeof msg),
                              SPMV_STATUS_SUCCESS, "%s: %s", what, msg);
-                check_direct(&fd, formats[f].run, A, what);
+                support_check_executor(&fd, formats[f].run, A, what);
                 spmvport_format_data_free(&fd);
             }
     for (int i = 0; i < nspecs; i++) spmv_matrix_destroy(gen[i]);

@@ -6,12 +6,10 @@
  * tasks, bytes);
  * spmv_plan_update_values; the plan statistics.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_ref.h"
 #include "format_tile.h"
 #include "internal.h"
 #include "lb_split_check.h"
@@ -821,32 +819,6 @@ static void check_tasks(const spmvport_format_data *fd, const char *what)
     cr_assert_eq(fd->arrays[SPMVPORT_TILE_A_CARRY].bytes, (size_t)(TD * carry) * spmvport_value_size(fd->precision));
 }
 
-/* The CPU executor on fd itself (not through a plan) for three alpha/beta cases, each result checked by the oracle;
- * with beta = 0, y starts as NaN (never read). */
-static void check_executor_direct(const spmvport_format_data *fd, const spmv_matrix_t *A, const char *what)
-{
-    static const double cases[3][2] = {{1, 0}, {2, 0.5}, {-1, 1}};
-    const size_t vs = spmvport_value_size(A->precision);
-    void *x = malloc(vs * ((size_t)A->n + 1)), *y0 = malloc(vs * ((size_t)A->m + 1)), *y = malloc(vs * ((size_t)A->m + 1));
-    cr_assert(x && y0 && y);
-    support_random_vector(x, A->n, A->precision, 5);
-    for (int c = 0; c < 3; c++) {
-        support_random_vector(y0, A->m, A->precision, 6 + (uint64_t)c);
-        for (int32_t i = 0; cases[c][1] == 0 && i < A->m; i++) {
-            if (A->precision == SPMV_F32) ((float *)y0)[i] = NAN;
-            else ((double *)y0)[i] = NAN;
-        }
-        memcpy(y, y0, vs * (size_t)A->m);
-        spmvport_cpu_tile(fd, cases[c][0], x, cases[c][1], y);
-        double ratio;
-        int32_t row;
-        cr_assert_eq(spmv_reference_check(A, cases[c][0], x, cases[c][1], y0, y, &ratio, &row), SPMV_STATUS_SUCCESS);
-        cr_assert(ratio <= 1.0, "%s alpha=%g beta=%g: row %d off by %g x the bound", what, cases[c][0], cases[c][1],
-                  row, ratio);
-    }
-    free(x), free(y0), free(y);
-}
-
 /* The invariants of the layout built for gpu (NULL: the CPU backend's, whose plan must also report the arrays'
  * bytes as its device bytes). */
 static void check_invariants_on(const spmv_matrix_t *A, const spmv_plan_options_t *opt, const spmv_device_info_t *gpu,
@@ -927,7 +899,7 @@ static void check_invariants_on(const spmv_matrix_t *A, const spmv_plan_options_
     check_tasks(&fd, what);
 
     if (gpu != NULL) { /* the executor walks the GPU's layout too */
-        check_executor_direct(&fd, A, what);
+        support_check_executor(&fd, spmvport_cpu_tile, A, what);
         spmvport_format_data_free(&fd);
         return;
     }
@@ -1565,6 +1537,21 @@ Test(tile_invariants, small_regular_deferral)
  * tiles COO and ELL). Small mixed plans that stay band run a warp a task (no group tasks) unless tile_group_tasks
  * asks; the others keep a task per group of 16 lanes. The plans without band tiles are the ones tile_variant 2
  * builds. */
+/* fd has the tiles, tasks and flags of the plan built with options o but tile_variant = variant */
+static void same_plan_as_variant(const spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_plan_options_t *o,
+                                 const spmv_device_info_t *dev, int variant)
+{
+    spmv_plan_options_t v = *o;
+    v.tile_variant = variant;
+    spmvport_format_data ref;
+    build_layout(&ref, A, 32, &v, dev);
+    cr_assert(ref.params[SPMVPORT_TILE_P_TILES] == fd->params[SPMVPORT_TILE_P_TILES] &&
+                  ref.params[SPMVPORT_TILE_P_TASKS] == fd->params[SPMVPORT_TILE_P_TASKS] &&
+                  ref.params[SPMVPORT_TILE_P_FLAGS] == fd->params[SPMVPORT_TILE_P_FLAGS],
+              "variant %d: %s / %s", variant, ref.stats, fd->stats);
+    spmvport_format_data_free(&ref);
+}
+
 Test(tile_invariants, small_band_plans)
 {
     const spmv_device_info_t gpu = model_gpu(132);
@@ -1605,25 +1592,11 @@ Test(tile_invariants, small_band_plans)
                 cr_assert(fd.params[SPMVPORT_TILE_P_VARIANT] == 1 && support_stat(fd.stats, "csr_tiles") == tiles &&
                               (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
                           "%s %s case %zu: %s", cases[i].spec, p ? "f32" : "f64", i, fd.stats);
-                /* the plan tile_variant 1 asks for */
-                spmv_plan_options_t v = o;
-                v.tile_variant = 1;
-                spmvport_format_data ref;
-                build_layout(&ref, A, 32, &v, &dev);
-                cr_assert_eq(ref.params[SPMVPORT_TILE_P_TASKS], fd.params[SPMVPORT_TILE_P_TASKS], "%s", ref.stats);
-                cr_assert_eq(ref.params[SPMVPORT_TILE_P_FLAGS], fl, "%s / %s", ref.stats, fd.stats);
-                spmvport_format_data_free(&ref);
+                same_plan_as_variant(&fd, A, &o, &dev, 1); /* the plan tile_variant 1 (every tile CSR) asks for */
             } else {
                 cr_assert(band == 0 && (fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) && spmvport_tile_block_tasks(fl) > 1,
                           "%s %s case %zu: %s", cases[i].spec, p ? "f32" : "f64", i, fd.stats);
-                /* the same plan as every tile but band asked for (tile_variant 2) */
-                spmv_plan_options_t v = o;
-                v.tile_variant = 2;
-                spmvport_format_data ref;
-                build_layout(&ref, A, 32, &v, &dev);
-                cr_assert_eq(ref.params[SPMVPORT_TILE_P_TILES], fd.params[SPMVPORT_TILE_P_TILES], "%s", ref.stats);
-                cr_assert_eq(ref.params[SPMVPORT_TILE_P_FLAGS], fl, "%s / %s", ref.stats, fd.stats);
-                spmvport_format_data_free(&ref);
+                same_plan_as_variant(&fd, A, &o, &dev, 2); /* every tile but band asked for (tile_variant 2) */
             }
             check_tasks(&fd, "small band plans");
             spmvport_format_data_free(&fd);
