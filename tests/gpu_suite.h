@@ -252,7 +252,7 @@ Test(SUITE, tile_deferred_a_tenth_of_the_tiles)
 
 /* tile's small band plans on the GPU itself: those that run badly as band plans take every tile CSR
  * (band_plan_runs_badly: stencil3d:7:29 splits most tile rows; stencil3d:27:31 is the plan whose deferral was counted
- * twice, OVERFLOW before session 53) on a GPU of more than 95 / 116 SMs; stencil3d:7:20 keeps its mixed band plan
+ * twice, OVERFLOW before session 53) on a GPU of more than 95 / 116 SMs; stencil3d:7:20 keeps its mixed band plan;
  * every plan checked against the oracle, both precisions. */
 Test(SUITE, tile_small_band_plans)
 {

@@ -8,8 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
-#include "support.h"
+#include "support.h" /* with cpu_ref.h: the executors and the builders' internals */
 
 static void corpus(spmv_format_t format, int warp_size, spmv_precision_t p, int lanes, int nnz_per_warp)
 {

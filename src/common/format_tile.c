@@ -1100,6 +1100,13 @@ static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t 
     return few_tile_rows(z, dev) && (mixed_band_plan(z) || z->tiles >= TILE_SMALL_BAND_ROW_TILES * z->tile_rows);
 }
 
+/* ceil(1.5 x the average tiles of a tile row): the balance of band plans with a task per group (16 to 32) and of
+ * wide plans without band tiles (8 to 16, FEM blocks 8 to 64) */
+static int64_t avg15_tiles(const tile_sizes *z)
+{
+    return z->tile_rows > 0 ? (3 * z->tiles + 2 * z->tile_rows - 1) / (2 * z->tile_rows) : 0;
+}
+
 /* A small band plan that is not mostly CSR without its band tiles (small_band_plan_to_try) takes every tile CSR
  * instead (x by shuffles and block tasks, as the mostly-CSR plans there) where its band plan runs badly: it would
  * split a quarter or more of its tile rows (each split row's tasks add carries, and the fix-up launch follows), or
@@ -1114,14 +1121,16 @@ static int small_band_plan_to_try(const tile_sizes *z, const spmv_device_info_t 
  * 7.9 f64, brainpc2 (1 split) 16.0 -> 17.9. */
 static int band_plan_runs_badly(const tile_sizes *z, const int32_t *tile_ptr, const spmv_plan_options_t *opt)
 {
-    const int64_t avg15 = (3 * z->tiles + 2 * z->tile_rows - 1) / (2 * z->tile_rows); /* tile_rows > 0 here */
     const int64_t balance = opt->tile_balance > 0 ? opt->tile_balance
-                            : mixed_band_plan(z)  ? TILE_DEFAULT_BALANCE
-                                                  : clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
-    int64_t split = 0, nnz = 0;
-    for (int64_t tr = 0; tr < z->tile_rows; tr++) split += tile_ptr[tr + 1] - tile_ptr[tr] > balance;
+                            : mixed_band_plan(z)
+                                ? TILE_DEFAULT_BALANCE
+                                : clamp_i64(avg15_tiles(z), TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
+    tile_sizes split = *z; /* count_tasks' split rows at that balance, on a copy */
+    char msg[8];
+    if (count_tasks(&split, tile_ptr, balance, 1, msg, sizeof msg) != SPMV_STATUS_SUCCESS) return 0;
+    int64_t nnz = 0;
     for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) nnz += z->hist_nnz[f];
-    return 4 * split >= z->tile_rows || 10 * z->slots >= 11 * nnz;
+    return 4 * split.splits >= z->tile_rows || 10 * z->slots >= 11 * nnz;
 }
 
 /* The sizes of a plan not counted yet (a pass 1 begun again). */
@@ -1350,8 +1359,7 @@ pass1:
      * stencil2d:9:2000 0.902x / 0.752x -> 1.356x / 1.182x. Session 16: stencil3d:27:100 (21 tiles) 1.007x / 1.014x
      * at 16, 1.306x / 1.271x at 32 (H200); brainpc2 (4.6 tiles a tile row, a few long rows) 53.6 us at 32, 30.2 at
      * 12 (H100). */
-    const int64_t avg15 = /* ceil(1.5 tiles / tile rows) */
-        z.tile_rows > 0 ? (3 * z.tiles + 2 * z.tile_rows - 1) / (2 * z.tile_rows) : 0;
+    const int64_t avg15 = avg15_tiles(&z);
     if (st == SPMV_STATUS_SUCCESS && opt->tile_balance == 0 && opt->tile_inflight <= 1) {
         if (cfg.band && group_tasks != -1 && opt->tile_band_tasks <= 1)
             balance = clamp_i64(avg15, TILE_BAND_BALANCE_MIN, TILE_BAND_BALANCE_MAX);
