@@ -430,9 +430,9 @@ typedef struct spmv_plan_options {
     /* SPMV_FORMAT_TILE, 0.3.0 */
     int tile_block_tasks;        /* each tile row split over this many warps of one thread block, their partial row
                                   * sums added in shared memory in task order (no carries, no fix-up launch): 0 =
-                                  * automatic (docs/formats/tile.md "Block tasks"), -1 = never, 2 or 4 (at most the
-                                  * warps of a 128-thread block: 4 at W = 32, 2 at W = 64); only plans with x by
-                                  * shuffles in steps of 4 or 16 (no band tiles). Other values:
+                                  * automatic (docs/formats/tile.md "Block tasks"), -1 = never, 2, 4 or 8 (times the
+                                  * warp size at most 256: 8 at W = 32, 4 at W = 64); only plans with x by shuffles
+                                  * in steps of 4 or 16 (no band tiles). Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_AMF_CSR, 0.3.0 (a reserved slot) */
     int amf_regular;             /* regular folds: where every fold of a one-step plan holds as many rows and entries

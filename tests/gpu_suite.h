@@ -177,30 +177,32 @@ Test(SUITE, tile_selection_thresholds, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
-/* tile's block tasks (tile_block_tasks 2 and 4: a tile row's warps in one thread block, sums added in shared memory):
- * the corpus, and FEM blocks of 5 through each of the eight kernels (deferred part inline or none, steps of 4 or
- * 16), both precisions, the plan checked in the stats. */
+/* tile's block tasks (tile_block_tasks 2, 4 and 8 (4 again at W = 64): a tile row's warps in one thread block of 128
+ * or 256 threads, sums added in shared memory): the corpus, and FEM blocks of 5 through each of the twelve kernels
+ * (deferred part inline or none, steps of 4 or 16), both precisions, the plan checked in the stats. */
 Test(SUITE, tile_block_tasks, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    spmv_device_info_t dev;
+    cr_assert_eq(spmv_context_get_info(ctx, &dev), SPMV_STATUS_SUCCESS);
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
         spmv_matrix_t *F = NULL;
         cr_assert_eq(spmv_matrix_generate(&F, "fem3d:5:10", prec, 3), SPMV_STATUS_SUCCESS);
-        for (int v = 0; v < 8; v++) {
+        for (int v = 0; v < 12; v++) {
             spmv_plan_options_t o;
             spmv_plan_options_init(&o);
-            o.tile_block_tasks = v & 1 ? 4 : 2;
-            o.tile_csr_shuffle = v & 2 ? 5 : 3; /* steps of 16, or of 4 (the automatic step is 16 in f32) */
-            o.tile_deferred_coo = v & 4 ? -1 : 1;
-            o.tile_deferred_inline = v & 4 ? 0 : 1;
-            if (v < 2) support_check_corpus(ctx, SPMV_FORMAT_TILE, &o, prec);
+            o.tile_block_tasks = v % 3 == 0 ? 2 : v % 3 == 1 || dev.warp_size > 32 ? 4 : 8;
+            o.tile_csr_shuffle = v / 3 & 1 ? 5 : 3; /* steps of 16, or of 4 (the automatic step is 16 in f32) */
+            o.tile_deferred_coo = v / 3 & 2 ? -1 : 1;
+            o.tile_deferred_inline = v / 3 & 2 ? 0 : 1;
+            if (v < 3) support_check_corpus(ctx, SPMV_FORMAT_TILE, &o, prec);
             const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_TILE, F, &o);
             char key[32];
             snprintf(key, sizeof key, "block_tasks=%d;", o.tile_block_tasks);
             cr_assert(strstr(info.stats, key) != NULL && strstr(info.stats, "split_rows=0;") != NULL &&
-                          strstr(info.stats, v & 4 ? "deferred_inline=0;" : "deferred_inline=1;") != NULL &&
-                          strstr(info.stats, v & 2 ? "csr_shuffle=16;" : "csr_shuffle=4;") != NULL,
+                          strstr(info.stats, v / 3 & 2 ? "deferred_inline=0;" : "deferred_inline=1;") != NULL &&
+                          strstr(info.stats, v / 3 & 1 ? "csr_shuffle=16;" : "csr_shuffle=4;") != NULL,
                       "fem3d:5:10, variant %d: %s", v, info.stats);
             support_check_format(ctx, SPMV_FORMAT_TILE, &o, "fem3d:5:10, block tasks", F, 0);
         }
@@ -210,9 +212,9 @@ Test(SUITE, tile_block_tasks, .timeout = 600)
 }
 
 /* tile on FEM blocks of 8 unknowns at odd sizes (42-45% of the tiles CSR, nearly all the rest Dense): x by shuffles
- * with Dense tiles beside CSR ones (f64: steps of 4, the Dense warp steps through tile_apply), on the small grid 4
- * block tasks a tile row (on a GPU of 37 SMs or more; split tile rows with carries on smaller ones), whole long tile
- * rows on the larger one on a big GPU; both precisions. */
+ * with Dense tiles beside CSR ones (f64: steps of 4, the Dense warp steps through tile_apply), on the small grid 8
+ * block tasks a tile row (blocks of 256 threads, on a GPU of 73 SMs or more at W = 32; 4 on one of 37 or more; split
+ * tile rows with carries on smaller ones), whole long tile rows on the larger one on a big GPU; both precisions. */
 Test(SUITE, tile_fem_blocks_of_8)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);

@@ -444,18 +444,22 @@ Test(tile_variants, deferred_regular_rows_take_coo_up_to_15)
     spmv_context_destroy(ctx);
 }
 
-/* Block tasks (tile_block_tasks 2 or 4): every tile row split over that many warps of one thread block, their sums
- * added in task order, no carries. Over the corpus at both warp sizes (with the deferred part inline and not), on
- * FEM blocks of 5 (the sub-wave grids it is for: x by shuffles, steps of 4), and where a plan cannot have them. */
+/* Block tasks (tile_block_tasks 2, 4 or 8): every tile row split over that many warps of one thread block, their
+ * sums added in task order, no carries. Over the corpus at both warp sizes (with the deferred part inline and not),
+ * on FEM blocks of 5 (the sub-wave grids it is for: x by shuffles, steps of 4), and where a plan cannot have them. */
 Test(tile_variants, block_tasks)
 {
     spmv_plan_options_t a = tile_options(32, 0, 0, 0), b = tile_options(64, 0, 1, 0), c = tile_options(32, 1, 1, 0);
-    a.tile_block_tasks = 4, b.tile_block_tasks = 2, c.tile_block_tasks = 2;
-    a.tile_csr_shuffle = b.tile_csr_shuffle = c.tile_csr_shuffle = 1; /* x by shuffles wherever there is no band */
-    b.tile_deferred_inline = 1;
+    spmv_plan_options_t e = tile_options(32, 0, 1, 0), f = tile_options(64, 0, 0, 0);
+    a.tile_block_tasks = 4, b.tile_block_tasks = 2, c.tile_block_tasks = 2, e.tile_block_tasks = 8;
+    f.tile_block_tasks = 4; /* blocks of 256 threads: 8 warps of 32, 4 of 64 */
+    a.tile_csr_shuffle = b.tile_csr_shuffle = c.tile_csr_shuffle = e.tile_csr_shuffle = f.tile_csr_shuffle = 1;
+    b.tile_deferred_inline = e.tile_deferred_inline = 1; /* x by shuffles wherever there is no band */
     check_corpus(&a, SPMV_F64);
     check_corpus(&b, SPMV_F32);
     check_corpus(&c, SPMV_F64);
+    check_corpus(&e, SPMV_F32);
+    check_corpus(&f, SPMV_F64);
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     for (int p = 0; p < 2; p++) {
         const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
@@ -463,10 +467,10 @@ Test(tile_variants, block_tasks)
         cr_assert_eq(spmv_matrix_generate(&F, "fem3d:5:10", prec, 3), SPMV_STATUS_SUCCESS);
         cr_assert_eq(spmv_matrix_generate(&S, "stencil3d:7:20", prec, 3), SPMV_STATUS_SUCCESS);
         cr_assert_eq(spmv_matrix_generate(&F3, "fem3d:3:12", prec, 3), SPMV_STATUS_SUCCESS);
-        for (int k = 0; k < 3; k++) {
-            spmv_plan_options_t o = tile_options(k == 2 ? 64 : 32, 0, 0, 0);
+        for (int k = 0; k < 5; k++) {
+            spmv_plan_options_t o = tile_options(k == 2 || k == 4 ? 64 : 32, 0, 0, 0);
             o.tile_deferred_threshold = 1; /* FEM: deferred, inline */
-            o.tile_block_tasks = k == 1 ? 4 : 2;
+            o.tile_block_tasks = k == 3 ? 8 : k == 1 || k == 4 ? 4 : 2;
             spmvport_format_data fd;
             build_layout(&fd, F, o.warp_size, &o, NULL);
             const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS];
@@ -612,8 +616,8 @@ Test(tile_variants, bad_options_rejected)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
     spmv_matrix_t *A = crafted(SPMV_F64, 1, 0);
-    spmv_plan_options_t bad[30];
-    for (int i = 0; i < 30; i++) bad[i] = tile_options(0, 0, 0, 0);
+    spmv_plan_options_t bad[31];
+    for (int i = 0; i < 31; i++) bad[i] = tile_options(0, 0, 0, 0);
     bad[0].tile_variant = 3;
     bad[1].tile_deferred_coo = 3;
     bad[2].tile_deferred_threshold = -5;
@@ -643,8 +647,9 @@ Test(tile_variants, bad_options_rejected)
     bad[26].tile_block_tasks = 3;
     bad[27].tile_block_tasks = 1;
     bad[28].tile_block_tasks = -2;
-    bad[29].tile_block_tasks = 4, bad[29].warp_size = 64; /* a block of 128 threads holds 2 warps of 64 */
-    for (int i = 0; i < 30; i++) {
+    bad[29].tile_block_tasks = 8, bad[29].warp_size = 64; /* blocks of at most 256 threads: 4 warps of 64 */
+    bad[30].tile_block_tasks = 16;
+    for (int i = 0; i < 31; i++) {
         spmv_plan_t *plan = NULL;
         cr_assert_eq(spmv_plan_create(&plan, ctx, A, SPMV_FORMAT_TILE, &bad[i]), SPMV_STATUS_INVALID_ARGUMENT,
                      "bad option set %d accepted", i);
@@ -1373,14 +1378,15 @@ Test(tile_invariants, short_last_wave_splits_rows)
  * CSR ones of rows of 7 and 14 entries) takes 16 in f32 (its CSR tiles alone: over 1.1x the slots). A plan with fewer
  * than an eighth of its warp steps on a Dense tile takes 16 up to 1.15x the slots: fem3d:5:12 in f32 (1.1-1.15x);
  * with more, up to 1.2x where it has no block tasks or under a quarter of its steps are Dense, else 1.1x:
- * fem3d:7:11 (about 1.13x, a third of its steps Dense) takes 16 without block tasks and 4 with its automatic 4 a tile
- * row; fem3d:6:12 (1.12x, a sixth Dense) takes 16 with its 4. */
+ * fem3d:7:11 (about 1.13x, a third of its steps Dense) takes 16 without block tasks and 4 with its automatic 8 a tile
+ * row; fem3d:6:12 (1.12x, a sixth Dense) takes 16 with its 8. */
 /* The automatic block tasks: fem3d:4:12 (432 tile rows of up to 27 tiles, all CSR) takes 4 tasks a tile row when
  * its tile rows fit 2/3 of a wave of the warps the GPU holds at 1280 threads an SM (17 SMs: 680 at W = 32), none
  * between 2/3 and 1 wave (11 SMs: 440), 2 from 1 to 1.5 waves (10 SMs: 400) and, its tiles all CSR, beyond (7: 280);
  * none on the CPU, with a balance asked for, or with the option at -1; at W = 64 a block holds 2 warps, so 2 under
- * 2/3 of a wave too. Forced counts stand anywhere a plan has x by shuffles. fem3d:6:10 (375 tile rows, a tenth of its
- * tiles not CSR) takes none beyond 1.5 waves (6 SMs: 240). */
+ * 2/3 of a wave too. 8 instead of 4 where 8 a tile row fit one wave (W = 32 only: 256 threads a block; 87 SMs hold
+ * 3480 warps for 3456, 86 hold 3440). Forced counts stand anywhere a plan has x by shuffles. fem3d:6:10 (375 tile
+ * rows, a tenth of its tiles not CSR) takes none beyond 1.5 waves (6 SMs: 240). */
 Test(tile_invariants, block_tasks_rule)
 {
     const struct {
@@ -1388,7 +1394,8 @@ Test(tile_invariants, block_tasks_rule)
     } cases[] = {{17, 32, 0, 0, 0, 4}, {11, 32, 0, 0, 0, 1}, {10, 32, 0, 0, 0, 2}, {7, 32, 0, 0, 0, 2},
                  {17, 32, 1, 0, 0, 1}, {17, 32, 0, 9, 0, 1}, {17, 32, 0, 0, -1, 1}, {7, 32, 0, 0, 4, 4},
                  {7, 32, 1, 0, 2, 2},  {34, 64, 0, 0, 0, 2}, {22, 64, 0, 0, 0, 1}, {20, 64, 0, 0, 0, 2},
-                 {14, 64, 0, 0, 0, 2}};
+                 {14, 64, 0, 0, 0, 2}, {87, 32, 0, 0, 0, 8}, {86, 32, 0, 0, 0, 4}, {87, 64, 0, 0, 0, 2},
+                 {7, 32, 0, 0, 8, 8}};
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:4:12", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
@@ -1429,13 +1436,15 @@ Test(tile_invariants, block_tasks_rule)
 
 /* FEM blocks that are not mostly CSR (FEM blocks of 8 unknowns at odd sizes: 42% CSR tiles, 49% Dense) take 4 block
  * tasks a tile row where their tile rows are fewer than 16 an SM and 4 a tile row fit one wave of warps (1280 threads
- * an SM), in place of the paper's balance of 8 with carries: fem3d:8:9 (365 tile rows) on 37 SMs (1460 warps for
- * 1480) takes 4, on 36 (1440) none (split with carries), nor at W = 64 (2 warps a block) or on the CPU backend. */
+ * an SM), in place of the paper's balance of 8 with carries, and 8 where 8 fit (W = 32): fem3d:8:9 (365 tile rows) on
+ * 73 SMs (2920 warps for 2920) and more takes 8, on 72 and on 37 (1460 for 1480) 4, on 36 (1440) none (split with
+ * carries), nor at W = 64 (2 warps a block of 128 threads) or on the CPU backend. */
 Test(tile_invariants, fem_blocks_of_8_block_tasks)
 {
     const struct {
         int sms, warp, cpu, bk;
-    } cases[] = {{37, 32, 0, 4}, {132, 32, 0, 4}, {36, 32, 0, 1}, {132, 64, 0, 1}, {132, 32, 1, 1}};
+    } cases[] = {{37, 32, 0, 4}, {132, 32, 0, 8}, {73, 32, 0, 8}, {72, 32, 0, 4}, {36, 32, 0, 1}, {132, 64, 0, 1},
+                 {132, 32, 1, 1}};
     for (int p = 0; p < 2; p++) {
         spmv_matrix_t *A = NULL;
         cr_assert_eq(spmv_matrix_generate(&A, "fem3d:8:9", p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
@@ -1451,7 +1460,8 @@ Test(tile_invariants, fem_blocks_of_8_block_tasks)
                       "not the plan the test is for: %s", fd.stats);
             cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk, "case %zu: %s", i, fd.stats);
             if (cases[i].bk > 1)
-                cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == 4 * rows && fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
+                cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].bk * rows &&
+                              fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
                           "case %zu: %s", i, fd.stats);
             else if (!cases[i].cpu)
                 cr_assert(fd.params[SPMVPORT_TILE_P_SPLITS] > 0, "case %zu: carries expected: %s", i, fd.stats);
@@ -1641,7 +1651,7 @@ Test(tile_invariants, csr_step16_rule)
                  {"fem3d:5:11", &gpu, 1, 3, 4, 0}, {"fem3d:5:11", &gpu, 0, 5, 16, 0}, {"fem3d:4:10", &gpu, 1, 0, 4, 0},
                  {"fem3d:4:10", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 5, 16, 0}, {"fem3d:3:13", &gpu, 1, 0, 9, 0},
                  {"fem3d:7:10", &gpu, 1, 0, 16, 0}, {"fem3d:7:10", &gpu, 0, 0, 4, 0}, {"fem3d:7:11", &gpu, 1, 0, 16, 0},
-                 {"fem3d:7:11", &gpu, 1, 0, 4, 4}, {"fem3d:6:12", &gpu, 1, 0, 16, 4}, {"fem3d:6:12", &gpu, 0, 0, 4, 4},
+                 {"fem3d:7:11", &gpu, 1, 0, 4, 8}, {"fem3d:6:12", &gpu, 1, 0, 16, 8}, {"fem3d:6:12", &gpu, 0, 0, 4, 8},
                  {"fem3d:5:12", &gpu, 1, 0, 16, 0}, {"fem3d:5:12", &gpu, 0, 0, 4, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;

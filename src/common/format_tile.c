@@ -643,11 +643,13 @@ static spmv_status_t check_options(const spmv_plan_options_t *opt, int warp_size
                      opt->tile_inflight, opt->tile_band_tasks, opt->tile_group_tasks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    const int bk = opt->tile_block_tasks; /* 2 or 4 warps of a thread block */
-    if (bk != 0 && bk != -1 && ((bk != 2 && bk != 4) || bk * warp_size > SPMVPORT_TILE_BLOCK)) {
-        spmvport_msg(msg, msglen, "tile: options.tile_block_tasks = %d; expected 0 (automatic), -1 (never), 2 or 4 "
-                     "(at most the %d warps of a thread block at warp size %d)",
-                     opt->tile_block_tasks, SPMVPORT_TILE_BLOCK / warp_size, warp_size);
+    const int bk = opt->tile_block_tasks; /* 2, 4 or 8 warps of a thread block */
+    if (bk != 0 && bk != -1 &&
+        ((bk != 2 && bk != 4 && bk != 8) || bk * warp_size > SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS)) {
+        spmvport_msg(msg, msglen, "tile: options.tile_block_tasks = %d; expected 0 (automatic), -1 (never), 2, 4 or 8 "
+                     "(at most %d at warp size %d: blocks of at most %d threads)",
+                     opt->tile_block_tasks, SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS / warp_size, warp_size,
+                     SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->tile_inflight != 0 && opt->tile_inflight != 1 && opt->tile_inflight != 2 && opt->tile_inflight != 4) {
@@ -841,6 +843,23 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
     return z->tile_rows > resident && 20 * z->hist_tiles[SPMVPORT_TILE_CSR] >= 19 * z->tiles ? 2 : 1;
 }
 
+/* 8 block tasks instead of 4 (W = 32: blocks of 256 threads) where 8 a tile row still fit one wave and each warp
+ * keeps about a tile per group (16 tiles a tile row or more): twice the warps of a grid that leaves most of the GPU
+ * idle, each with half the serial chain. H200 (session 54, run A2, three processes each, tile time 4 -> 8 tasks, f64
+ * / f32): fem3d:8:9 1.21 / 1.33x faster (0.93 / 0.99 -> 1.13 / 1.31x cuSPARSE), :3:11 1.29 / 1.25 (0.77 -> 0.98x
+ * f64), :6:9 1.19 / 1.16, :5:9 1.13 / 1.10, :7:9 1.10 / 1.08, :4:10 1.13 / 1.02, :8:10 1.06 / 1.06, :5:12 1.05 /
+ * 1.01, :2:16 1.09 / 1.00, :6:12 0.99 / 0.99. Past one wave they lost up to 23% (fem3d:3:16, :3:18, :2:20, :5:19,
+ * :6:16, :8:13, :8:14; fem3d:7:16 gained 1.10-1.20), and so did tile rows of fewer tiles at the launch floor in
+ * about a third of the cases (mhd4800b 0.92-0.95, fem3d:2:12 0.91-0.96; the other shared FEM matrices 0.97-1.19). */
+static int eight_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int bk)
+{
+    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    return bk == 4 && 8 * warp_size <= SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS && 8 * z->tile_rows <= resident &&
+                   z->tiles >= 16 * z->tile_rows
+               ? 8
+               : bk;
+}
+
 /* A deferral under the threshold (GPU, regular rows) is kept when it moves at most a quarter of the entries and the
  * plan stays mostly CSR: then it is FEM-like (the COO tiles are the fragments of blocks cut by the tile grid, 3-18%
  * of the entries of the shared structural matrices, 2-16% of fem3d's), and its tile rows, now shorter, take block
@@ -1027,7 +1046,7 @@ static void write_stats(spmvport_format_data *fd, const tile_cfg *cfg, const til
                  (long long)((fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_GROUP_TASKS) != 0),
                  spmvport_tile_shuffle_step(fd->params[SPMVPORT_TILE_P_FLAGS]),
                  (fd->params[SPMVPORT_TILE_P_FLAGS] & SPMVPORT_TILE_FLAG_REGS48) != 0,
-                 bk == 4 ? "block_tasks=4;" : bk == 2 ? "block_tasks=2;" : "",
+                 bk == 8 ? "block_tasks=8;" : bk == 4 ? "block_tasks=4;" : bk == 2 ? "block_tasks=2;" : "",
                  (long long)z->tiles,
                  (long long)z->tile_rows, (long long)z->tasks, (long long)z->splits, (long long)z->def_nnz,
                  (double)index_bytes / nnz);
@@ -1393,13 +1412,13 @@ pass1:
         }
     }
     /* block tasks: only in the shuffled kernels with steps of 4 or 16 (below); automatically where long tile rows
-     * take at most 2/3 of a wave or 1 to 1.5 waves, or regular short ones fewer than 16 an SM (auto_block_tasks),
-     * unless a balance is asked for */
+     * take at most 2/3 of a wave or 1 to 1.5 waves, or regular short ones fewer than 16 an SM (auto_block_tasks;
+     * 8, not 4, where 8 fit one wave: eight_block_tasks), unless a balance is asked for */
     int bk = 1;
     if (st == SPMV_STATUS_SUCCESS && shuffles(opt, &cfg, &z)) {
         if (opt->tile_block_tasks > 0) bk = opt->tile_block_tasks;
         else if (opt->tile_block_tasks == 0 && opt->tile_balance == 0)
-            bk = auto_block_tasks(&z, dev, fd->warp_size, regular);
+            bk = eight_block_tasks(&z, dev, fd->warp_size, auto_block_tasks(&z, dev, fd->warp_size, regular));
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, bk, msg, msglen);
     if (!cfg.deferred) {
@@ -1547,7 +1566,10 @@ pass1:
         else
             p[SPMVPORT_TILE_P_FLAGS] |= grouped_steps4(A, dev, opt->tile_csr_shuffle, sixteen);
     }
-    if (bk > 1) p[SPMVPORT_TILE_P_FLAGS] |= bk == 4 ? SPMVPORT_TILE_FLAG_BLOCK_TASKS4 : SPMVPORT_TILE_FLAG_BLOCK_TASKS2;
+    if (bk > 1)
+        p[SPMVPORT_TILE_P_FLAGS] |= bk == 8   ? SPMVPORT_TILE_FLAG_BLOCK_TASKS8
+                                    : bk == 4 ? SPMVPORT_TILE_FLAG_BLOCK_TASKS4
+                                              : SPMVPORT_TILE_FLAG_BLOCK_TASKS2;
     fd->deterministic = 1; /* split rows and the deferred part combine through ordered carries, no atomics */
     write_stats(fd, &cfg, &z, balance);
     return SPMV_STATUS_SUCCESS;

@@ -133,17 +133,22 @@ enum {
 #define SPMVPORT_TILE_FLAG_CSR_STEP16 256
 /* Threads per block of the tile kernels (tile_block in tile_kernels.h: why 128 is there). */
 #define SPMVPORT_TILE_BLOCK 128
-/* BLOCK_TASKS2 / BLOCK_TASKS4 (with CSR_SHUFFLE in steps of 4 or 16, without CSR_STEP3, GROUP_TASKS, band tiles;
- * never both): every tile row has exactly 2 (4) tasks, consecutive, run by consecutive warps of one thread block
- * (W = 32: 4 warps a block of 128 threads, W = 64: 2); each warp leaves its 16 row sums in shared memory, and after a
- * block barrier the row's first warp adds them in task order and writes y. No carry slot, no split record, no
- * fix-up launch. */
+/* BLOCK_TASKS2 / 4 / 8 (with CSR_SHUFFLE in steps of 4 or 16, without CSR_STEP3, GROUP_TASKS, band tiles; at most
+ * one of them): every tile row has exactly 2 (4, 8) tasks, consecutive, run by consecutive warps of one thread block
+ * (blocks of SPMVPORT_TILE_BLOCK threads, or of bk x W when that is more: 8 tasks at W = 32 and 4 at W = 64 take
+ * blocks of 256); each warp leaves its 16 row sums in shared memory, and after a block barrier the row's first warp
+ * adds them in task order and writes y. No carry slot, no split record, no fix-up launch. */
 #define SPMVPORT_TILE_FLAG_BLOCK_TASKS2 512
 #define SPMVPORT_TILE_FLAG_BLOCK_TASKS4 1024
-/* Tasks a tile row has under BLOCK_TASKS2 / 4: 1 without them. */
+#define SPMVPORT_TILE_FLAG_BLOCK_TASKS8 2048
+#define SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS 256 /* bk x W at most this */
+/* Tasks a tile row has under BLOCK_TASKS2 / 4 / 8: 1 without them. */
 static inline int spmvport_tile_block_tasks(int64_t flags)
 {
-    return (flags & SPMVPORT_TILE_FLAG_BLOCK_TASKS4) ? 4 : (flags & SPMVPORT_TILE_FLAG_BLOCK_TASKS2) ? 2 : 1;
+    return (flags & SPMVPORT_TILE_FLAG_BLOCK_TASKS8)   ? 8
+           : (flags & SPMVPORT_TILE_FLAG_BLOCK_TASKS4) ? 4
+           : (flags & SPMVPORT_TILE_FLAG_BLOCK_TASKS2) ? 2
+                                                       : 1;
 }
 /* Resident threads an SM the inline kernel with x by shuffles is compiled for: 48, 40 or 64 registers a thread. */
 #define SPMVPORT_TILE_THREADS_REGS48 1280

@@ -21,7 +21,7 @@
  * entry's x comes from (a shuffle, not a load), not the order: nothing here depends on it.
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
- * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4, a tile row's
+ * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4 / 8, a tile row's
  * tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum);
  * then the deferred CSR, if any, adds alpha * its products through the csr_lb traversal with beta = 1; inline
  * (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task has added its rows' entries before its tiles
@@ -210,14 +210,14 @@ static inline int popcount16(unsigned v)
         }                                                                                                    \
     }                                                                                                        \
                                                                                                              \
-    /* Block tasks (BLOCK_TASKS2 / 4): tile row tr's bk tasks tr*bk .. tr*bk + bk - 1, their sums added in task \
-     * order by the row's first warp (0 + s0 + s1 + ..., the kernel's shared-memory sum) */                 \
+    /* Block tasks (BLOCK_TASKS2 / 4 / 8): tile row tr's bk tasks tr*bk .. tr*bk + bk - 1, their sums added  \
+     * in task order by the row's first warp (0 + s0 + s1 + ..., the kernel's shared-memory sum) */          \
     static void block_row_##SUFFIX(const spmvport_format_data *fd, int64_t tr, int bk, REAL alpha, const REAL *x, \
                                    REAL beta, REAL *y)                                                       \
     {                                                                                                        \
         const int64_t r0 = tr * TD;                                                                          \
         const int rowlen = fd->m - r0 < TD ? (int)(fd->m - r0) : TD;                                         \
-        REAL part[4][TD]; /* bk <= 4: the warps of a 128-thread block at W = 32 */                          \
+        REAL part[8][TD]; /* bk <= 8 (SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS / 32) */                         \
         for (int j = 0; j < bk; j++) task_sum_##SUFFIX(fd, tr * bk + j, x, part[j]);                         \
         for (int r = 0; r < rowlen; r++) {                                                                   \
             REAL sum = 0;                                                                                    \

@@ -17,9 +17,10 @@
  *                      slot when its tile row is split over several tasks.
  *                      With x by shuffles (plans of CSR tiles, flag SPMVPORT_TILE_FLAG_CSR_SHUFFLE) the groups
  *                      step together and a CSR tile's x entries come from the group's lanes (tile_csr_shuffled),
- *                      3 or 4 entries a step. With block tasks (flags SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4, BK) a
- *                      tile row's 2 or 4 tasks are consecutive warps of one thread block: each leaves its 16 sums in
- *                      shared memory and the row's first warp adds them in task order after a block barrier.
+ *                      3 or 4 entries a step. With block tasks (flags SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4 / 8, BK)
+ *                      a tile row's 2, 4 or 8 tasks are consecutive warps of one thread block (tile_threads: 256
+ *                      threads for 8 at W = 32): each leaves its 16 sums in shared memory and the row's first warp
+ *                      adds them in task order after a block barrier.
  *   tile_inline_kernel tile_kernel with the deferred part inside: the tile row's first task sums it first.
  *   tile_band_items_kernel  band plans with a task per 16-lane group (the default there): each tile's header is
  *                      decoded once, by one lane, into per-diagonal items in shared memory, and the group's lanes
@@ -52,6 +53,8 @@ constexpr int tile_block = SPMVPORT_TILE_BLOCK;
 /* Resident blocks of tile_block threads that make `threads` threads a multiprocessor (the launch bounds' unit). */
 constexpr int tile_blocks_for(int threads) { return threads / tile_block; }
 constexpr int tile_dim = SPMVPORT_TILE_DIM;  /* rows and columns of a tile */
+/* Threads per block of a kernel with BK block tasks a tile row (1: none): tile_block, or BK warps when more. */
+template <int W, int BK> constexpr int tile_threads = BK * W > tile_block ? BK * W : tile_block;
 
 template <typename T>
 PORT_DEVICE T tile_store(T alpha, T sum, T beta, const T *y)
@@ -696,7 +699,7 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
                            tile_deferred<T> def)
 {
     if (!port_warp_matches<W>()) return;
-    constexpr int warps = tile_block / W, G = W / tile_dim;
+    constexpr int warps = tile_threads<W, BK> / W, G = W / tile_dim;
     constexpr int S = GT ? 1 : G; /* stride between a group's tiles */
     const int lane = port_lane<W>();
     const int r = lane & (tile_dim - 1), g = lane / tile_dim;
@@ -775,7 +778,7 @@ PORT_DEVICE void tile_body(int m, int n, int ntasks, const int *__restrict__ tas
 }
 
 template <int W, typename T, int L, int BB, bool CS = false, bool GT = false, int XU = 0, int BK = 1>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS(tile_block)
+PORT_KERNEL void PORT_LAUNCH_BOUNDS((tile_threads<W, BK>))
     tile_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                 const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                 const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val, T *__restrict__ carry,
@@ -806,7 +809,8 @@ constexpr int tile_inline_threads()
 }
 
 template <int W, typename T, bool CS, int XU = 0, bool R48 = false, int BK = 1>
-PORT_KERNEL void PORT_LAUNCH_BOUNDS_MIN(tile_block, tile_blocks_for(tile_inline_threads<T, XU, R48>()))
+PORT_KERNEL void
+PORT_LAUNCH_BOUNDS_MIN((tile_threads<W, BK>), (tile_inline_threads<T, XU, R48>() / tile_threads<W, BK>))
     tile_inline_kernel(int m, int n, int ntasks, const int *__restrict__ task, const int *__restrict__ tile_col,
                        const unsigned char *__restrict__ tile_fmt, const int *__restrict__ tile_off,
                        const unsigned char *__restrict__ tile_idx, const T *__restrict__ tile_val,
@@ -951,7 +955,7 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
                          SPMVPORT_TILE_FLAG_DEFERRED_INLINE | SPMVPORT_TILE_FLAG_CSR_SHUFFLE |
                          SPMVPORT_TILE_FLAG_CSR_STEP3 | SPMVPORT_TILE_FLAG_CSR_STEP6 | SPMVPORT_TILE_FLAG_CSR_STEP9 |
                          SPMVPORT_TILE_FLAG_REGS48 | SPMVPORT_TILE_FLAG_CSR_STEP16 | SPMVPORT_TILE_FLAG_BLOCK_TASKS2 |
-                         SPMVPORT_TILE_FLAG_BLOCK_TASKS4)) != 0 ||
+                         SPMVPORT_TILE_FLAG_BLOCK_TASKS4 | SPMVPORT_TILE_FLAG_BLOCK_TASKS8)) != 0 ||
         ((fl & SPMVPORT_TILE_FLAG_CSR_STEPS) && (bb != 0 || inflight != 1)))
         return "tile: CSR steps only in the kernel without band tiles, one tile in flight";
     if ((fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) &&
@@ -971,13 +975,14 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if ((fl & SPMVPORT_TILE_FLAG_REGS48) && !(fl & SPMVPORT_TILE_FLAG_CSR_STEP9))
         return "tile: 48 registers a thread only with steps of 9";
     const int bk = spmvport_tile_block_tasks(fl);
-    if ((fl & SPMVPORT_TILE_FLAG_BLOCK_TASKS2) && (fl & SPMVPORT_TILE_FLAG_BLOCK_TASKS4))
-        return "tile: block tasks of 2 and of 4 at once";
+    const int64_t bkf = fl & (SPMVPORT_TILE_FLAG_BLOCK_TASKS2 | SPMVPORT_TILE_FLAG_BLOCK_TASKS4 |
+                              SPMVPORT_TILE_FLAG_BLOCK_TASKS8);
+    if ((bkf & (bkf - 1)) != 0) return "tile: block tasks of two counts at once";
     if (bk > 1 && (!(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) || (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) ||
-                   (tile_block / warp) % bk != 0 || splits != 0 || carries != 0 ||
+                   bk * warp > SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS || splits != 0 || carries != 0 ||
                    tasks != bk * prm[SPMVPORT_TILE_P_TILE_ROWS]))
-        return "tile: block tasks need x by shuffles in steps of 4 or 16, a thread block's warps a multiple of the "
-               "tasks a tile row, no split rows, and exactly that many tasks a tile row";
+        return "tile: block tasks need x by shuffles in steps of 4 or 16, at most 256 threads (tasks x warp) a tile row, "
+               "no split rows, and exactly that many tasks a tile row";
     if (bk > 1 && a[SPMVPORT_TILE_A_TASK].data != NULL) {
         const int *task = (const int *)a[SPMVPORT_TILE_A_TASK].data;
         for (int64_t w = 0; w < tasks; w++) /* the kernel adds warp w's sums into the row of warp w - w % bk */
@@ -1091,23 +1096,25 @@ void launch_tile_one(int64_t bb, bool cs, int xu, bool r48, unsigned blocks, por
 }
 
 /* The shuffled kernels with BK block tasks a tile row (steps of 4 or 16, checked at upload), with the deferred part
- * inside when def.ptr is set. */
+ * inside when def.ptr is set; blocks of tile_threads<W, BK> threads. */
 template <int W, typename T, int BK>
-void launch_block_tasks(int xu, unsigned blocks, port_stream_t s, int m, int n, int tasks, const int *task,
-                        const int *tcol, const unsigned char *tfmt, const int *toff, const unsigned char *tidx,
-                        const T *tval, T *carry, const T *x, T *y, T alpha, T beta, tile_deferred<T> def)
+void launch_block_tasks(int xu, port_stream_t s, int m, int n, int tasks, const int *task, const int *tcol,
+                        const unsigned char *tfmt, const int *toff, const unsigned char *tidx, const T *tval,
+                        T *carry, const T *x, T *y, T alpha, T beta, tile_deferred<T> def)
 {
+    constexpr int threads = tile_threads<W, BK>, warps = threads / W;
+    const unsigned blocks = (unsigned)((tasks + warps - 1) / warps);
     if (def.ptr != nullptr && xu == 16)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 16, false, BK>)
+        PORT_LAUNCH(blocks, threads, 0, s, tile_inline_kernel<W, T, false, 16, false, BK>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (def.ptr != nullptr)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_inline_kernel<W, T, false, 4, false, BK>)
+        PORT_LAUNCH(blocks, threads, 0, s, tile_inline_kernel<W, T, false, 4, false, BK>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta, def);
     else if (xu == 16)
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 16, BK>)
+        PORT_LAUNCH(blocks, threads, 0, s, tile_kernel<W, T, 1, 0, false, false, 16, BK>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
     else
-        PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 1, 0, false, false, 4, BK>)
+        PORT_LAUNCH(blocks, threads, 0, s, tile_kernel<W, T, 1, 0, false, false, 4, BK>)
         (m, n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y, alpha, beta);
 }
 
@@ -1147,15 +1154,20 @@ void launch_tile(const Plan *p, double alpha_d, const void *xv, double beta_d, v
                                   (const int *)d[SPMVPORT_TILE_A_DEF_COL], (const T *)d[SPMVPORT_TILE_A_DEF_VAL]};
     const int bk = spmvport_tile_block_tasks(fl);
     switch (bk > 1 ? 0 : prm[SPMVPORT_TILE_P_INFLIGHT]) { /* checked at upload: 1, 2 or 4 */
-    case 0: /* block tasks (checked at upload: a block's warps a multiple of bk) */
-        if constexpr (warps % 4 == 0)
-            if (bk == 4) {
-                launch_block_tasks<W, T, 4>(xu, blocks, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval,
-                                            carry, x, y, alpha, beta, def);
+    case 0: /* block tasks (checked at upload: bk x W at most SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS) */
+        if constexpr (8 * W <= SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS)
+            if (bk == 8) {
+                launch_block_tasks<W, T, 8>(xu, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x,
+                                            y, alpha, beta, def);
                 break;
             }
-        launch_block_tasks<W, T, 2>(xu, blocks, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x,
-                                    y, alpha, beta, def);
+        if (bk == 4) {
+            launch_block_tasks<W, T, 4>(xu, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y,
+                                        alpha, beta, def);
+            break;
+        }
+        launch_block_tasks<W, T, 2>(xu, s, fd->m, fd->n, tasks, task, tcol, tfmt, toff, tidx, tval, carry, x, y,
+                                    alpha, beta, def);
         break;
     case 4:
         PORT_LAUNCH(blocks, tile_block, 0, s, tile_kernel<W, T, 4, 0>)
