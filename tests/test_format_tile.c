@@ -1472,6 +1472,36 @@ Test(tile_invariants, fem_blocks_of_8_block_tasks)
     }
 }
 
+/* 8 block tasks instead of 4 (W = 32, blocks of 256 threads) where 8 a tile row fit one wave of the warps held at 1280
+ * threads an SM and the tile rows hold at least 10 tiles: fem3d:2:13 (275 tile rows of 13.8 tiles) takes 8 on 55 SMs
+ * (2200 warps for 2200) and 4 on 54; stencil3d:7:17 (308 tile rows of 8.6 tiles) keeps 4 on 132; fem3d:3:16 (768
+ * tile rows: 6144 warps for 5280) keeps 4 on 132; at W = 64 neither takes 8 (a block of 256 threads holds 4 waves). */
+Test(tile_invariants, eight_block_tasks_rule)
+{
+    const struct {
+        const char *spec;
+        int sms, warp, bk;
+    } cases[] = {{"fem3d:2:13", 55, 32, 8},   {"fem3d:2:13", 54, 32, 4}, {"fem3d:2:13", 132, 64, 2},
+                 {"stencil3d:7:17", 132, 32, 4}, {"fem3d:3:16", 132, 32, 4}};
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            spmv_matrix_t *A = NULL;
+            cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, p ? SPMV_F32 : SPMV_F64, 5), SPMV_STATUS_SUCCESS);
+            const spmv_device_info_t dev = model_gpu(cases[i].sms);
+            spmvport_format_data fd;
+            spmv_plan_options_t o = tile_options(cases[i].warp, 0, 0, 0);
+            build_layout(&fd, A, cases[i].warp, &o, &dev);
+            const int64_t fl = fd.params[SPMVPORT_TILE_P_FLAGS], rows = fd.params[SPMVPORT_TILE_P_TILE_ROWS];
+            cr_assert_eq(spmvport_tile_block_tasks(fl), cases[i].bk, "%s case %zu: %s", cases[i].spec, i, fd.stats);
+            cr_assert(fd.params[SPMVPORT_TILE_P_TASKS] == cases[i].bk * rows && fd.params[SPMVPORT_TILE_P_SPLITS] == 0,
+                      "%s case %zu: %s", cases[i].spec, i, fd.stats);
+            check_tasks(&fd, "eight block tasks rule");
+            spmvport_format_data_free(&fd);
+            if (cases[i].bk == 8) check_invariants_on(A, &o, &dev, "fem3d:2:13, 8 block tasks");
+            spmv_matrix_destroy(A);
+        }
+}
+
 /* On a GPU, plans of regular rows defer their COO tiles under the 1.8M threshold too, unless more than a quarter of
  * the entries would go or the plan would not be mostly CSR; and tile rows under 16 an SM that are shorter than 18
  * tiles take block tasks: 4 where 4 a tile row fit one wave of warps (1280 threads an SM), else 2. fem3d:3:16 (768

@@ -843,19 +843,22 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
     return z->tile_rows > resident && 20 * z->hist_tiles[SPMVPORT_TILE_CSR] >= 19 * z->tiles ? 2 : 1;
 }
 
-/* 8 block tasks instead of 4 (W = 32: blocks of 256 threads) where 8 a tile row still fit one wave and each warp
- * keeps about a tile per group (16 tiles a tile row or more): twice the warps of a grid that leaves most of the GPU
- * idle, each with half the serial chain. H200 (session 54, run A2, three processes each, tile time 4 -> 8 tasks, f64
- * / f32): fem3d:8:9 1.21 / 1.33x faster (0.93 / 0.99 -> 1.13 / 1.31x cuSPARSE), :3:11 1.29 / 1.25 (0.77 -> 0.98x
+/* 8 block tasks instead of 4 (W = 32: blocks of 256 threads) where 8 a tile row still fit one wave and tile rows
+ * hold at least TILE_EIGHT_TASKS_MIN_TILES tiles: twice the warps of a grid that leaves most of the GPU idle, each
+ * with half the serial chain. H200 (session 54, tile time 4 -> 8 tasks, f64 / f32). Run A2 (three processes each,
+ * best): fem3d:8:9 1.21 / 1.33x faster (0.93 / 0.99 -> 1.13 / 1.31x cuSPARSE), :3:11 1.29 / 1.25 (0.77 -> 0.98x
  * f64), :6:9 1.19 / 1.16, :5:9 1.13 / 1.10, :7:9 1.10 / 1.08, :4:10 1.13 / 1.02, :8:10 1.06 / 1.06, :5:12 1.05 /
- * 1.01, :2:16 1.09 / 1.00, :6:12 0.99 / 0.99. Past one wave they lost up to 23% (fem3d:3:16, :3:18, :2:20, :5:19,
- * :6:16, :8:13, :8:14; fem3d:7:16 gained 1.10-1.20), and so did tile rows of fewer tiles at the launch floor in
- * about a third of the cases (mhd4800b 0.92-0.95, fem3d:2:12 0.91-0.96; the other shared FEM matrices 0.97-1.19). */
+ * 1.01, :2:16 1.09 / 1.00, :6:12 0.99 / 0.99; past one wave 8 lost up to 23% (fem3d:3:16, :3:18, :2:20, :5:19,
+ * :6:16, :8:13, :8:14; fem3d:7:16 gained 1.10-1.20). Run A5 (40 plans of under 16 tiles a tile row, five alternating
+ * processes each, median of the per-round ratios): from 10 tiles a tile row 24 plans 1.01-1.23x in f64 and 23 of
+ * them 1.01-1.23x in f32 (stencil3d:27:18 f32 0.97, its rounds 0.91-1.30); under 10 the 7- and 27-point stencils
+ * (7-9 tiles) 0.89-1.03 and bcsstk21, bcsstk26 (5-7) 0.91-0.97, while the other structural matrices gained. */
+#define TILE_EIGHT_TASKS_MIN_TILES 10
 static int eight_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int bk)
 {
     const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
     return bk == 4 && 8 * warp_size <= SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS && 8 * z->tile_rows <= resident &&
-                   z->tiles >= 16 * z->tile_rows
+                   z->tiles >= TILE_EIGHT_TASKS_MIN_TILES * z->tile_rows
                ? 8
                : bk;
 }
