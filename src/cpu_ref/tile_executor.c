@@ -21,8 +21,8 @@
  * entry's x comes from (a shuffle, not a load), not the order: nothing here depends on it.
  * After the task's tiles, a butterfly over lanes l ^ 16, l ^ 32 (shuffle xor) adds the G groups of each row;
  * lanes 0..rowlen-1 write y = alpha*sum + beta*y, or the row's carry slot when the tile row is split. A fix-up
- * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4 / 8, a tile row's
- * tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum);
+ * adds each split row's carries in task order (with block tasks, SPMVPORT_TILE_FLAG_BLOCK_TASKS2 / 4 / 8, a tile
+ * row's tasks are warps of one thread block, and its first warp adds their sums in task order instead: the same sum);
  * then the deferred CSR, if any, adds alpha * its products through the csr_lb traversal with beta = 1; inline
  * (SPMVPORT_TILE_FLAG_DEFERRED_INLINE), each tile row's first task has added its rows' entries before its tiles
  * instead. Everything accumulates in the matrix's precision; beta == 0 never reads y.
