@@ -981,8 +981,8 @@ inline const char *tile_layout_problem(const spmvport_format_data *fd, int warp)
     if (bk > 1 && (!(fl & SPMVPORT_TILE_FLAG_CSR_SHUFFLE) || (fl & SPMVPORT_TILE_FLAG_CSR_STEP3) ||
                    bk * warp > SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS || splits != 0 || carries != 0 ||
                    tasks != bk * prm[SPMVPORT_TILE_P_TILE_ROWS]))
-        return "tile: block tasks need x by shuffles in steps of 4 or 16, at most 256 threads (tasks x warp) a tile row, "
-               "no split rows, and exactly that many tasks a tile row";
+        return "tile: block tasks need x by shuffles in steps of 4 or 16, at most 256 threads (tasks x warp) a tile "
+               "row, no split rows, and exactly that many tasks a tile row";
     if (bk > 1 && a[SPMVPORT_TILE_A_TASK].data != NULL) {
         const int *task = (const int *)a[SPMVPORT_TILE_A_TASK].data;
         for (int64_t w = 0; w < tasks; w++) /* the kernel adds warp w's sums into the row of warp w - w % bk */
