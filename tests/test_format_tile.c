@@ -453,8 +453,9 @@ Test(tile_variants, block_tasks)
     spmv_plan_options_t e = tile_options(32, 0, 1, 0), f = tile_options(64, 0, 0, 0);
     a.tile_block_tasks = 4, b.tile_block_tasks = 2, c.tile_block_tasks = 2, e.tile_block_tasks = 8;
     f.tile_block_tasks = 4; /* blocks of 256 threads: 8 warps of 32, 4 of 64 */
+    /* x by shuffles wherever there is no band */
     a.tile_csr_shuffle = b.tile_csr_shuffle = c.tile_csr_shuffle = e.tile_csr_shuffle = f.tile_csr_shuffle = 1;
-    b.tile_deferred_inline = e.tile_deferred_inline = 1; /* x by shuffles wherever there is no band */
+    b.tile_deferred_inline = e.tile_deferred_inline = 1;
     check_corpus(&a, SPMV_F64);
     check_corpus(&b, SPMV_F32);
     check_corpus(&c, SPMV_F64);
