@@ -745,6 +745,13 @@ static int known_gpu(const spmv_device_info_t *dev)
 
 /* Tile rows fewer than 16 an SM on a GPU (a quarter of the warps it holds): the wide-plan balance leaves such plans at
  * the paper's 8, and the small-plan rules (block tasks for short tile rows, small mixed band plans) apply. */
+/* Warps the GPU holds at `threads` threads an SM (the tile kernels' launch bounds: SPMVPORT_TILE_THREADS_REGS48 for
+ * the wave counts of the task rules). */
+static int64_t resident_warps(const spmv_device_info_t *dev, int threads, int warp_size)
+{
+    return (int64_t)dev->multiprocessors * (threads / warp_size);
+}
+
 static int few_tile_rows(const tile_sizes *z, const spmv_device_info_t *dev)
 {
     return z->tile_rows < TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors;
@@ -784,7 +791,7 @@ static int fem_blocks(const tile_sizes *z)
  * 3 tasks were up to 24% slower (fem3d:3:32-40). */
 static int short_last_wave(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size)
 {
-    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    const int64_t resident = resident_warps(dev, SPMVPORT_TILE_THREADS_REGS48, warp_size);
     return mostly_csr(z) && z->tiles >= TILE_TAIL_SPLIT_MIN_TILES * z->tile_rows && z->tile_rows > resident &&
            2 * z->tile_rows <= 3 * resident;
 }
@@ -816,7 +823,7 @@ static int64_t third_of_longest(const int32_t *tile_ptr, int64_t tile_rows)
 static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int regular)
 {
     if (!known_gpu(dev) || !fem_blocks(z)) return 1;
-    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    const int64_t resident = resident_warps(dev, SPMVPORT_TILE_THREADS_REGS48, warp_size);
     const int warps = SPMVPORT_TILE_BLOCK / warp_size;
     /* FEM blocks that are not mostly CSR (blocks of 8 unknowns at odd sizes: 42-45% CSR tiles, the rest Dense) take
      * 4 tasks only where their tile rows are under 16 an SM (the paper's balance of 8 split them with carries and a
@@ -856,7 +863,7 @@ static int auto_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, 
 #define TILE_EIGHT_TASKS_MIN_TILES 10
 static int eight_block_tasks(const tile_sizes *z, const spmv_device_info_t *dev, int warp_size, int bk)
 {
-    const int64_t resident = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / warp_size);
+    const int64_t resident = resident_warps(dev, SPMVPORT_TILE_THREADS_REGS48, warp_size);
     return bk == 4 && 8 * warp_size <= SPMVPORT_TILE_BLOCK_TASKS_MAX_THREADS && 8 * z->tile_rows <= resident &&
                    z->tiles >= TILE_EIGHT_TASKS_MIN_TILES * z->tile_rows
                ? 8
@@ -1003,8 +1010,8 @@ static int64_t grouped_steps(const spmvport_format_data *fd, const spmv_matrix_t
     if (option == 4 || (option <= 1 && f32_gpu && nine)) {
         int64_t fl = SPMVPORT_TILE_FLAG_CSR_STEP9;
         if (A->precision == SPMV_F32 && dev != NULL && dev->multiprocessors > 0) {
-            const int64_t w48 = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS48 / fd->warp_size);
-            const int64_t w40 = (int64_t)dev->multiprocessors * (SPMVPORT_TILE_THREADS_REGS40 / fd->warp_size);
+            const int64_t w48 = resident_warps(dev, SPMVPORT_TILE_THREADS_REGS48, fd->warp_size);
+            const int64_t w40 = resident_warps(dev, SPMVPORT_TILE_THREADS_REGS40, fd->warp_size);
             const int64_t waves48 = (tasks + w48 - 1) / w48, waves40 = (tasks + w40 - 1) / w40;
             if (waves48 <= 2 && waves48 == waves40) fl |= SPMVPORT_TILE_FLAG_REGS48;
         }
