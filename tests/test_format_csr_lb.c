@@ -204,13 +204,26 @@ Test(format_choose, stencil_diagonals_take_tile)
        unknowns: 63 diagonals in runs of 7, 77-84% full, whose f64 tile plan keeps CSR tiles) */
     cr_assert_eq(choose_offsets_holes(seven_run, 10, m, 1), SPMV_FORMAT_TILE, "95%% full");
     cr_assert_neq(choose_offsets_holes(seven_run, 10, m, 3), SPMV_FORMAT_TILE, "85%% full");
+    /* rows of 7 entries take tile in f64 (the 7-point stencil), rows of 5 do not (the 5-point one) */
+    const int seven[] = {-1600, -40, -1, 0, 1, 40, 1600}, five[] = {-1000, -1, 0, 1, 1000};
+    cr_assert_eq(choose_offsets(seven, 7, m), SPMV_FORMAT_TILE, "7-point pattern");
+    cr_assert_eq(choose_offsets(five, 5, m), SPMV_FORMAT_CSR_SCALAR, "5-point pattern");
 
-    /* f64 only: in f32 tile was 0.95-1.21x the other choice (docs/performance.md, session 33) */
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:36", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
-    const spmv_device_info_t gpu = gpu_with_l2(1024);
-    cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR, "f32 27-point stencil beyond L2");
-    spmv_matrix_destroy(A);
+    /* f32: 9- and 27-point stencils from AUTO_STENCIL_F32_MIN_NNZ (5M) entries, in or beyond L2; not under it,
+       nor 7-point ones (docs/performance.md, session 55) */
+    static const struct { const char *spec; spmv_format_t want; } f32[] = {
+        {"stencil3d:27:36", SPMV_FORMAT_AMF_CSR}, /* 1.2M entries */
+        {"stencil2d:9:750", SPMV_FORMAT_TILE},    /* 5.06M */
+        {"stencil3d:7:90", SPMV_FORMAT_CSR_SCALAR}};
+    for (int i = 0; i < 3; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, f32[i].spec, SPMV_F32, 42), SPMV_STATUS_SUCCESS);
+        spmv_device_info_t gpu = gpu_with_l2(1024);
+        cr_assert_eq(spmvport_format_choose(A, &gpu), f32[i].want, "f32 %s beyond L2", f32[i].spec);
+        gpu.l2_bytes = (size_t)60 << 20;
+        cr_assert_eq(spmvport_format_choose(A, &gpu), f32[i].want, "f32 %s within L2", f32[i].spec);
+        spmv_matrix_destroy(A);
+    }
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
@@ -224,7 +237,8 @@ Test(format_choose, stencil_diagonals_take_tile)
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
-        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR}, /* runs 19 apart: no band tiles */
+        {"stencil3d:7:40", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_SCALAR},       /* runs 39 apart: band tiles */
         {"stencil2d:5:100", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
         {"lp:20000:20000:5", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR}, /* short rows, x read scattered */
         {"uniform:20000:3", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR},
