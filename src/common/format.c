@@ -73,18 +73,16 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
- *   GPU, regular rows whose entries lie on a few diagonals in    tile        (its band plan, every tile band since
- *     tight runs, at least 90% full (stencil_diagonals: every                 session 32: 9- and 27-point stencils
- *     tile a band tile without many holes): f64 beyond L2 from                1.00-1.27x the choice below in f64,
- *     7 entries a row (7-point stencils, since session 55), f32               sessions 32-33; FEM blocks of 2, 83%
- *     from 9 entries a row and AUTO_STENCIL_F32_MIN_NNZ entries               full: amf_csr, session 44, 0.95-1.33x
- *     (9- and 27-point stencils, within L2 too, since session 55)             tile; session 55, run C3, tile over
- *                                                                             the choice below: stencil3d:7:90-160
- *                                                                             f64 1.03-1.28x, :7:180 0.99; 5-point
- *                                                                             0.84-0.86x (kept out); f32 9- and
- *                                                                             27-point from 5.6M entries 1.01-1.22x,
- *                                                                             at 3.2M 0.79-0.91x; f32 7-point
- *                                                                             0.82-1.09x, kept out)
+ *   GPU, f64 regular rows, average > 6, beyond L2, entries on   tile        (its band plan, every tile band since
+ *     a few diagonals in tight runs, at least 90% full                        session 32: 9- and 27-point stencils
+ *     (stencil_diagonals: every tile a band tile without many                 1.00-1.27x the choice below in f64,
+ *     holes)                                                                  sessions 32-33; f32 not taken: 0.95-
+ *                                                                             1.21x then, 0.88-1.13x in session 55;
+ *                                                                             FEM blocks of 2, 83% full: amf_csr,
+ *                                                                             session 44, 0.95-1.33x tile; 7-point
+ *                                                                             stencils since session 55, runs C3-C4:
+ *                                                                             stencil3d:7:90-200 f64 1.00-1.31x
+ *                                                                             csr_scalar; 5-point 0.84-0.86x)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
@@ -121,9 +119,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
-#define AUTO_STENCIL_MIN_AVG_F64 6.0      /* f64 band plans from 7 entries a row (5-point stencils: 0.84-0.86x) */
-#define AUTO_STENCIL_MIN_AVG_F32 8.0      /* f32 from 9 entries a row (7-point stencils: 0.82-1.09x, no rule) */
-#define AUTO_STENCIL_F32_MIN_NNZ 5000000  /* f32 from this many entries, within L2 too (3.2M: 0.79-0.91x) */
+#define AUTO_STENCIL_MIN_AVG 6.0          /* band plans from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
@@ -232,10 +228,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
-    const int stencil_sized = A->precision == SPMV_F64
-                                  ? !in_l2 && avg > AUTO_STENCIL_MIN_AVG_F64
-                                  : A->nnz >= AUTO_STENCIL_F32_MIN_NNZ && avg > AUTO_STENCIL_MIN_AVG_F32;
-    if (gpu && regular && stencil_sized && stencil_diagonals(A)) return SPMV_FORMAT_TILE;
+    if (gpu && A->precision == SPMV_F64 && regular && !in_l2 && avg > AUTO_STENCIL_MIN_AVG && stencil_diagonals(A))
+        return SPMV_FORMAT_TILE;
     if (regular && avg <= 12) {
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
         const int scattered = gpu && (!in_l2 || big_f64) &&
