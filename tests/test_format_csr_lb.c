@@ -209,7 +209,7 @@ Test(format_choose, stencil_diagonals_take_tile)
     cr_assert_eq(choose_offsets(seven, 7, m), SPMV_FORMAT_TILE, "7-point pattern");
     cr_assert_eq(choose_offsets(five, 5, m), SPMV_FORMAT_CSR_SCALAR, "5-point pattern");
 
-    /* f64 only: in f32 tile was 0.95-1.21x the other choice (session 33), 0.88-1.13x out of sample on 9- and
+    /* f64 only: in f32 tile was 0.95-1.21x the other choice (session 33), 0.88-1.14x out of sample on 9- and
        27-point stencils of 5-58M entries (session 55, run C4) */
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "stencil3d:27:36", SPMV_F32, 42), SPMV_STATUS_SUCCESS);

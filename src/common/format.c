@@ -77,11 +77,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *     a few diagonals in tight runs, at least 90% full                        session 32: 9- and 27-point stencils
  *     (stencil_diagonals: every tile a band tile without many                 1.00-1.27x the choice below in f64,
  *     holes)                                                                  sessions 32-33; f32 not taken: 0.95-
- *                                                                             1.21x then, 0.88-1.13x in session 55;
+ *                                                                             1.21x then, 0.88-1.14x in session 55;
  *                                                                             FEM blocks of 2, 83% full: amf_csr,
  *                                                                             session 44, 0.95-1.33x tile; 7-point
  *                                                                             stencils since session 55, runs C3-C4:
- *                                                                             stencil3d:7:90-200 f64 1.00-1.31x
+ *                                                                             stencil3d:7:90-200 f64 0.99-1.30x
  *                                                                             csr_scalar; 5-point 0.84-0.86x)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
