@@ -743,8 +743,6 @@ static int known_gpu(const spmv_device_info_t *dev)
     return dev != NULL && dev->backend != SPMV_BACKEND_CPU && dev->multiprocessors > 0;
 }
 
-/* Tile rows fewer than 16 an SM on a GPU (a quarter of the warps it holds): the wide-plan balance leaves such plans at
- * the paper's 8, and the small-plan rules (block tasks for short tile rows, small mixed band plans) apply. */
 /* Warps the GPU holds at `threads` threads an SM (the tile kernels' launch bounds: SPMVPORT_TILE_THREADS_REGS48 for
  * the wave counts of the task rules). */
 static int64_t resident_warps(const spmv_device_info_t *dev, int threads, int warp_size)
@@ -752,6 +750,8 @@ static int64_t resident_warps(const spmv_device_info_t *dev, int threads, int wa
     return (int64_t)dev->multiprocessors * (threads / warp_size);
 }
 
+/* Tile rows fewer than 16 an SM on a GPU (a quarter of the warps it holds): the wide-plan balance leaves such plans at
+ * the paper's 8, and the small-plan rules (block tasks for short tile rows, small mixed band plans) apply. */
 static int few_tile_rows(const tile_sizes *z, const spmv_device_info_t *dev)
 {
     return z->tile_rows < TILE_WIDE_ROWS_PER_SM * (int64_t)dev->multiprocessors;
