@@ -97,21 +97,36 @@ static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "co
  * Walking a tile row
  * ============================================================================================================ */
 
-/* One tile as CSR positions: row i's entries in the tile are [start[i], start[i] + cnt[i]). */
+/* One tile as CSR positions: row i's entries in the tile are [start[i], start[i] + cnt[i]); mask has bit i set
+ * where cnt[i] > 0, so the loops over a sparse tile (a graph's tiles hold 1-2 entries) visit its rows only. */
 typedef struct {
     int32_t tc;     /* tile column */
     int rowlen, collen, nnz;
+    unsigned mask;
     int32_t start[TD];
     int cnt[TD];
 } tile_view;
 
-/* Row cursors of one tile row: row i's next entry is at cur[i] (done when cur[i] == end[i]). */
+/* Row cursors of one tile row: row i's next entry is at cur[i] (done when cur[i] == end[i]), in tile column
+ * next_tc[i] (INT32_MAX when done, and for the rows past the matrix in the last tile row). */
 typedef struct {
     const int32_t *col;
     int32_t n;
     int rowlen;
-    int32_t cur[TD], end[TD];
+    int32_t cur[TD], end[TD], next_tc[TD];
 } tile_cursor;
+
+/* The index of the lowest set bit of b (b != 0). */
+static int lowest_bit(unsigned b)
+{
+#if defined(__GNUC__)
+    return __builtin_ctz(b);
+#else
+    int i = 0;
+    for (; !(b & 1u); b >>= 1) i++;
+    return i;
+#endif
+}
 
 static void cursor_init(tile_cursor *c, const spmv_matrix_t *A, int32_t tr)
 {
@@ -119,32 +134,41 @@ static void cursor_init(tile_cursor *c, const spmv_matrix_t *A, int32_t tr)
     c->col = A->col_idx;
     c->n = A->n;
     c->rowlen = (int)(A->m - r0 < TD ? A->m - r0 : TD);
-    for (int i = 0; i < c->rowlen; i++) {
-        c->cur[i] = A->row_ptr[r0 + i];
-        c->end[i] = A->row_ptr[r0 + i + 1];
+    for (int i = 0; i < TD; i++) {
+        c->cur[i] = i < c->rowlen ? A->row_ptr[r0 + i] : 0;
+        c->end[i] = i < c->rowlen ? A->row_ptr[r0 + i + 1] : 0;
+        c->next_tc[i] = c->cur[i] < c->end[i] ? c->col[c->cur[i]] >> SPMVPORT_TILE_LOG2 : INT32_MAX;
     }
 }
 
-/* The next non-empty tile of the row, in column order; 0 when none is left. Columns are sorted per row. */
+/* The next non-empty tile of the row, in column order; 0 when none is left. Columns are sorted per row. The
+ * minimum and the mask are branch-free loops over the 16 cursors; only the rows in the tile advance. */
 static int cursor_next(tile_cursor *c, tile_view *v)
 {
     int32_t tc = INT32_MAX;
-    for (int i = 0; i < c->rowlen; i++)
-        if (c->cur[i] < c->end[i] && (c->col[c->cur[i]] >> SPMVPORT_TILE_LOG2) < tc)
-            tc = c->col[c->cur[i]] >> SPMVPORT_TILE_LOG2;
+    for (int i = 0; i < TD; i++) tc = c->next_tc[i] < tc ? c->next_tc[i] : tc;
     if (tc == INT32_MAX) return 0;
     const int64_t limit = ((int64_t)tc + 1) * TD, first_col = (int64_t)tc * TD;
+    unsigned mask = 0;
+    for (int i = 0; i < TD; i++) {
+        mask |= (unsigned)(c->next_tc[i] == tc) << i;
+        v->start[i] = c->cur[i];
+        v->cnt[i] = 0;
+    }
     v->tc = tc;
     v->rowlen = c->rowlen;
     v->collen = (int)(c->n - first_col < TD ? c->n - first_col : TD);
+    v->mask = mask;
     v->nnz = 0;
-    for (int i = 0; i < c->rowlen; i++) {
-        v->start[i] = c->cur[i];
-        while (c->cur[i] < c->end[i] && c->col[c->cur[i]] < limit) c->cur[i]++;
-        v->cnt[i] = (int)(c->cur[i] - v->start[i]);
+    for (unsigned b = mask; b != 0; b &= b - 1) {
+        const int i = lowest_bit(b);
+        int32_t p = c->cur[i];
+        while (p < c->end[i] && c->col[p] < limit) p++;
+        v->cnt[i] = (int)(p - c->cur[i]);
         v->nnz += v->cnt[i];
+        c->cur[i] = p;
+        c->next_tc[i] = p < c->end[i] ? c->col[p] >> SPMVPORT_TILE_LOG2 : INT32_MAX;
     }
-    for (int i = c->rowlen; i < TD; i++) v->start[i] = 0, v->cnt[i] = 0;
     return 1;
 }
 
@@ -201,17 +225,17 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
 {
     const int rows = v->rowlen, cols = v->collen, nnz = v->nnz;
     const int64_t vs = cfg->vs, area = (int64_t)rows * cols;
-    int maxrow = 0, full_rows = 0, rows_ok = 1, cols_ok = 1;
-    unsigned row_mask = 0, cols0 = 0; /* full rows; row 0's column set */
+    /* every column is empty or full exactly when every row has the same column set: none empty, all equal */
+    int maxrow = 0, full_rows = 0, rows_ok = 1, cols_ok = popcount16(v->mask) == rows;
+    unsigned row_mask = 0, cols0 = 0; /* full rows; the first row's column set */
     int64_t sum2 = 0;
-    for (int i = 0; i < rows; i++) {
-        const int c = v->cnt[i];
+    for (unsigned b = v->mask; b != 0; b &= b - 1) { /* the non-empty rows */
+        const int i = lowest_bit(b), c = v->cnt[i];
         maxrow = c > maxrow ? c : maxrow;
         sum2 += (int64_t)c * c;
         if (c == cols) full_rows++, row_mask |= 1u << i;
-        else if (c != 0) rows_ok = 0;
+        else rows_ok = 0;
         if (cfg->variant == 1 || !cols_ok) continue;
-        /* every column is empty or full exactly when every row has the same column set */
         unsigned set = 0;
         for (int k = 0; k < c; k++) set |= 1u << (col[v->start[i] + k] - v->tc * TD);
         if (i == 0) cols0 = set;
@@ -242,8 +266,8 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         if (rows_ok && (b = (int64_t)full_rows * cols * vs + 2) < best_other) best_other = b;
         if (cols_ok && (b = (int64_t)full_cols * rows * vs + 2) < best_other) best_other = b;
         int64_t best_hyb = best_other, tail = 0;
-        int longer = 0, rows_of_len[TD + 1] = {0}; /* rows longer than w; rows per length */
-        for (int i = 0; maxrow >= 2 && i < rows; i++) rows_of_len[v->cnt[i]]++;
+        int longer = 0, rows_of_len[TD + 1] = {0}; /* rows longer than w; rows per length (non-empty) */
+        for (unsigned b = maxrow >= 2 ? v->mask : 0; b != 0; b &= b - 1) rows_of_len[v->cnt[lowest_bit(b)]]++;
         for (int w = maxrow - 1; w >= 1; w--) {
             longer += rows_of_len[w + 1];
             tail += longer;
@@ -296,8 +320,8 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
      * difference between 0.86x and 1.31x cuSPARSE f64 (H200, session 16). */
     if (!cfg->band || !ch->stored || ch->deferred > 0 || nnz == 0) return;
     int lo = TD, hi = -TD;
-    for (int i = 0; i < rows; i++)
-        for (int k = 0; k < v->cnt[i]; k++) {
+    for (unsigned b = v->mask; b != 0; b &= b - 1)
+        for (int i = lowest_bit(b), k = 0; k < v->cnt[i]; k++) {
             const int d = col[v->start[i] + k] - v->tc * TD - i;
             lo = d < lo ? d : lo;
             hi = d > hi ? d : hi;
@@ -346,8 +370,8 @@ static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const tile_cfg *c
         rc->slots += ch.slots;
         rc->bytes += ch.idx_bytes;
         if (ch.deferred == 0 || def_count == NULL) continue;
-        for (int i = 0; i < v.rowlen; i++) {
-            int keep = ch.fmt == SPMVPORT_TILE_HYB ? ch.width : 0;
+        for (unsigned b = v.mask; b != 0; b &= b - 1) {
+            const int i = lowest_bit(b), keep = ch.fmt == SPMVPORT_TILE_HYB ? ch.width : 0;
             def_count[(int64_t)tr * TD + i] += v.cnt[i] > keep ? v.cnt[i] - keep : 0;
         }
     }
@@ -497,37 +521,42 @@ static void write_tile(const tile_out *o, const tile_view *v, const tile_choice 
 /* Write tile row tr: its tiles start at tile t0, value slot s0, index byte b0; deferred rows at def_ptr.
  * The stored tiles are grouped by format (formats in code order, columns in order within a format), so the
  * lane groups of a warp, which take consecutive tiles, mostly run the same format at once; `formats` is the
- * tile row's set of stored formats from pass 1. The deferred entries are appended in column order first. */
+ * tile row's set of stored formats from pass 1. A row of several formats is walked twice: first to count each
+ * format's tiles, slots and bytes, then to write each stored tile at its format's next offsets. The deferred
+ * entries are appended in column order. */
 static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, int64_t t0, int64_t s0, int64_t b0,
                            const int32_t *def_ptr, unsigned formats)
 {
     tile_cursor cur;
     tile_view v;
     tile_choice ch;
-    if (def_ptr != NULL) {
-        int32_t def_cursor[TD] = {0};
+    int64_t t[SPMVPORT_TILE_NFORMATS] = {0}, s[SPMVPORT_TILE_NFORMATS] = {0}, b[SPMVPORT_TILE_NFORMATS] = {0};
+    if (formats & (formats - 1)) {
         cursor_init(&cur, o->A, tr);
-        for (int i = 0; i < cur.rowlen; i++) def_cursor[i] = def_ptr[(int64_t)tr * TD + i];
         while (cursor_next(&cur, &v)) {
             choose(&v, o->A->col_idx, cfg, &ch);
-            if (ch.deferred > 0) write_deferred(o, &v, &ch, def_cursor);
+            if (ch.stored) t[ch.fmt]++, s[ch.fmt] += ch.slots, b[ch.fmt] += ch.idx_bytes;
         }
     }
-    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) {
-        if (!(formats >> f & 1)) continue;
-        cursor_init(&cur, o->A, tr);
-        while (cursor_next(&cur, &v)) {
-            choose(&v, o->A->col_idx, cfg, &ch);
-            if (!ch.stored || ch.fmt != f) continue;
-            o->tile_col[t0] = v.tc;
-            o->fmt[t0] = (uint8_t)(ch.fmt == SPMVPORT_TILE_BAND ? SPMVPORT_TILE_BAND_BYTE(ch.lo, ch.nd) : ch.fmt);
-            o->off[2 * t0] = (int32_t)s0;
-            o->off[2 * t0 + 1] = (int32_t)b0;
-            t0++;
-            write_tile(o, &v, &ch, s0, o->idx + b0);
-            s0 += ch.slots;
-            b0 += ch.idx_bytes;
-        }
+    for (int f = 0; f < SPMVPORT_TILE_NFORMATS; f++) { /* counts -> each format's first tile, slot and byte */
+        const int64_t tf = t[f], sf = s[f], bf = b[f];
+        t[f] = t0, s[f] = s0, b[f] = b0;
+        t0 += tf, s0 += sf, b0 += bf;
+    }
+    int32_t def_cursor[TD] = {0};
+    cursor_init(&cur, o->A, tr);
+    for (int i = 0; def_ptr != NULL && i < cur.rowlen; i++) def_cursor[i] = def_ptr[(int64_t)tr * TD + i];
+    while (cursor_next(&cur, &v)) {
+        choose(&v, o->A->col_idx, cfg, &ch);
+        if (ch.deferred > 0) write_deferred(o, &v, &ch, def_cursor);
+        if (!ch.stored) continue;
+        const int f = ch.fmt;
+        o->tile_col[t[f]] = v.tc;
+        o->fmt[t[f]] = (uint8_t)(f == SPMVPORT_TILE_BAND ? SPMVPORT_TILE_BAND_BYTE(ch.lo, ch.nd) : f);
+        o->off[2 * t[f]] = (int32_t)s[f];
+        o->off[2 * t[f] + 1] = (int32_t)b[f];
+        write_tile(o, &v, &ch, s[f], o->idx + b[f]);
+        t[f]++, s[f] += ch.slots, b[f] += ch.idx_bytes;
     }
 }
 
@@ -1280,8 +1309,8 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     int64_t *rows3 = spmvport_malloc_array(3 * ((size_t)z.tile_rows + 1), sizeof(int64_t));
     int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
     const int may_defer = cfg.deferred || auto_deferred;
-    int32_t *def_ptr = may_defer ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
     uint8_t *row_formats = spmvport_malloc_array((size_t)z.tile_rows + 1, 1);
+    int32_t *def_ptr = may_defer ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
     if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (may_defer && def_ptr == NULL)) {
         free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
         spmvport_msg(msg, msglen, "tile: out of host memory for %lld tile rows", (long long)z.tile_rows);
