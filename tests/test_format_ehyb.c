@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu_ref.h"
 #include "format_builders.h"
@@ -416,6 +417,61 @@ Test(ehyb, parts_option)
         opt.ehyb_parts = counts[c];
         corpus_on(&h100, SPMV_F64, &opt, NULL);
     }
+}
+
+/* options.ehyb_parts near the vertex count on a graph with hubs: METIS, asked for parts of 1-2 vertices, printed
+ * "Cannot bisect a graph with 0 vertices!" on stdout (a fuzzer's graph: 2912 rows of 0-2 random columns, every
+ * 31st of up to 2912). Now METIS gets parts of 12 vertices, cut further (partitioner=metis_cut); nothing is
+ * printed, and the plan is correct. */
+Test(ehyb, many_parts_on_hubs_print_nothing)
+{
+    const int32_t n = 2912;
+    int32_t *rp = malloc(sizeof(int32_t) * (n + 1)), *ci = malloc(sizeof(int32_t) * (size_t)n * 40);
+    char *used = calloc((size_t)n, 1);
+    cr_assert(rp && ci && used);
+    uint64_t r = 12345;
+    int64_t nnz = 0;
+    rp[0] = 0;
+    for (int32_t i = 0; i < n; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        const int32_t len = i % 31 == 0 ? (int32_t)((r >> 33) % n) : (int32_t)((r >> 33) % 3);
+        for (int32_t k = 0; k < len; k++) {
+            r = r * 6364136223846793005ull + 1442695040888963407ull;
+            used[(r >> 33) % n] = 1;
+        }
+        for (int32_t j = 0; j < n; j++) /* the marked columns, ascending */
+            if (used[j] && nnz < (int64_t)n * 40) ci[nnz++] = j, used[j] = 0;
+        rp[i + 1] = (int32_t)nnz;
+    }
+    double *v = malloc(sizeof(double) * (size_t)(nnz + 1));
+    cr_assert(v);
+    for (int64_t e = 0; e < nnz; e++) v[e] = 1.0 + (double)(e % 7) / 8;
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, n, n, (int32_t)nnz, rp, ci, v, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    free(rp), free(ci), free(used), free(v);
+
+    spmv_plan_options_t opt = options(32, 0, 0);
+    opt.ehyb_parts = n / 2;
+    fflush(stdout);
+    FILE *out = tmpfile();
+    cr_assert(out != NULL);
+    const int saved = dup(1);
+    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    const spmv_status_t st = spmvport_format_build(&fd, A, SPMV_FORMAT_EHYB, 32, &h100, &opt, msg, sizeof msg);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    const long printed = (fseek(out, 0, SEEK_END), ftell(out));
+    fclose(out);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+    cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
+    cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
+    check_invariants(&fd, A, "hubs");
+    run_direct(&fd, A, "hubs");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
 }
 
 /* The default batch: 4 for narrow f64 slices of a matrix that is not small, 8 for wide ones and for f32. A 2-SM
