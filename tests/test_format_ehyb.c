@@ -421,8 +421,8 @@ Test(ehyb, parts_option)
 
 /* options.ehyb_parts near the vertex count on a graph with hubs: METIS, asked for parts of 1-2 vertices, printed
  * "Cannot bisect a graph with 0 vertices!" on stdout (a fuzzer's graph: 2912 rows of 0-2 random columns, every
- * 31st of up to 2912). Now METIS gets parts of 12 vertices, cut further (partitioner=metis_cut); nothing is
- * printed, and the plan is correct. */
+ * 31st of up to 2912). Now METIS gets parts of 12 vertices, cut further (partitioner=metis_cut) into the parts
+ * asked for; nothing is printed, and the plan is correct. */
 Test(ehyb, many_parts_on_hubs_print_nothing)
 {
     const int32_t n = 2912;
@@ -468,6 +468,7 @@ Test(ehyb, many_parts_on_hubs_print_nothing)
     cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
     cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
     cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
+    cr_assert(strstr(fd.stats, ";parts=1456;") != NULL, "every part asked for: %s", fd.stats);
     check_invariants(&fd, A, "hubs");
     run_direct(&fd, A, "hubs");
     spmvport_format_data_free(&fd);

@@ -222,31 +222,35 @@ static void partition_blocks(int32_t *part, int32_t nv, int64_t parts)
     for (int32_t v = 0; v < nv; v++) part[v] = (int32_t)((int64_t)v * parts / nv);
 }
 
-/* More parts than METIS was asked for (metis_parts of them in b->part): METIS part q of c_q vertices is cut into
- * k_q = 1 + floor((target - metis_parts) c_q / nv) runs of its vertices in index order, so no run spans two METIS
- * parts and the runs number at most target. */
+/* More parts than METIS was asked for (metis_parts of them in b->part, some maybe empty): each non-empty METIS part
+ * is cut into runs of its vertices in index order, one run plus its share of the e = target - (non-empty parts)
+ * extra runs by its vertices beyond the first (cumulative rounding: e t_q / T, t_q such vertices ahead of it, T in
+ * all), so bigger parts are cut more, no part into more runs than vertices, no run spans two METIS parts, and the
+ * runs number exactly target. */
 static spmv_status_t cut_metis_parts(ehyb_build *b, int64_t metis_parts, char *msg, size_t msglen)
 {
     const int32_t nv = b->nv;
-    const int64_t extra = b->target_parts - metis_parts;
-    int64_t *count = spmvport_calloc_array((size_t)metis_parts, sizeof *count);
-    int64_t *first = spmvport_malloc_array((size_t)metis_parts, sizeof *first);
+    int64_t *start = spmvport_calloc_array((size_t)metis_parts + 1, sizeof *start);
+    int64_t *first = spmvport_malloc_array((size_t)metis_parts + 1, sizeof *first);
     int64_t *seen = spmvport_calloc_array((size_t)metis_parts, sizeof *seen);
-    if (count == NULL || first == NULL || seen == NULL) {
-        free(count), free(first), free(seen);
+    if (start == NULL || first == NULL || seen == NULL) {
+        free(start), free(first), free(seen);
         return out_of_memory("the METIS parts' cut", msg, msglen);
     }
-    for (int32_t v = 0; v < nv; v++) count[b->part[v]]++;
-    for (int64_t q = 0, runs = 0; q < metis_parts; q++) {
-        first[q] = runs;
-        runs += 1 + extra * count[q] / nv;
+    for (int32_t v = 0; v < nv; v++) start[b->part[v] + 1]++;
+    int64_t nonempty = 0;
+    for (int64_t q = 0; q < metis_parts; q++) nonempty += start[q + 1] > 0;
+    for (int64_t q = 0; q < metis_parts; q++) start[q + 1] += start[q];
+    const int64_t extra = b->target_parts - nonempty, beyond = nv - nonempty; /* extra <= beyond: target <= nv */
+    for (int64_t q = 0, before = 0; q <= metis_parts; q++) { /* first[q]: the runs ahead of part q */
+        first[q] = before + (beyond > 0 ? extra * (start[q] - before) / beyond : 0);
+        if (q < metis_parts) before += start[q + 1] > start[q];
     }
     for (int32_t v = 0; v < nv; v++) {
         const int32_t q = b->part[v];
-        const int64_t k = 1 + extra * count[q] / nv;
-        b->part[v] = (int32_t)(first[q] + seen[q]++ * k / count[q]);
+        b->part[v] = (int32_t)(first[q] + seen[q]++ * (first[q + 1] - first[q]) / (start[q + 1] - start[q]));
     }
-    free(count), free(first), free(seen);
+    free(start), free(first), free(seen);
     b->partitioner = "metis_cut";
     return SPMV_STATUS_SUCCESS;
 }
@@ -328,13 +332,13 @@ static spmv_status_t metis_partition(ehyb_build *b, char *msg, size_t msglen)
 {
     idx_t *xadj = NULL, *adj = NULL;
     int64_t edges = 0;
-    /* A part count from options.ehyb_parts asks METIS for parts of at least EHYB_METIS_MIN_PART_VERTICES vertices
-     * on average: with smaller ones its recursive bisection meets empty subgraphs on graphs with hubs and says so
-     * on stdout ("Cannot bisect a graph with 0 vertices!"; found by a fuzzer: a graph of 2912 vertices with dense
-     * rows at ehyb_parts = 1456, others up to nv / 8 parts; none of 623 random graphs at nv / 12). More parts than
-     * that are cut from METIS's parts (cut_metis_parts). The automatic count is left as measured: small matrices
-     * ask for up to one part a vertex, and no test or fuzzed graph has made METIS print there. */
-    const int64_t metis_parts = b->parts_option == 0 || b->target_parts * EHYB_METIS_MIN_PART_VERTICES <= b->nv
+    /* METIS is asked for parts of at least EHYB_METIS_MIN_PART_VERTICES vertices on average: with smaller ones its
+     * recursive bisection meets empty subgraphs on graphs with hubs and says so on stdout ("Cannot bisect a graph
+     * with 0 vertices!"; found by a fuzzer: a graph of 2912 vertices with dense rows at options.ehyb_parts = 1456,
+     * others up to nv / 8 parts, and the automatic count of a 21 x 40 matrix with a dense row (40 parts); none of
+     * 623 random graphs at nv / 12). More parts than that are cut from METIS's parts (cut_metis_parts): small
+     * matrices, whose automatic count is up to one part a vertex, and options.ehyb_parts. */
+    const int64_t metis_parts = b->target_parts * EHYB_METIS_MIN_PART_VERTICES <= b->nv
                                     ? b->target_parts : b->nv / EHYB_METIS_MIN_PART_VERTICES;
     if (metis_parts < 2) {
         b->partitioner = "blocks";

@@ -509,8 +509,8 @@ static spmv_status_t spmvport_mtx_value(spmvport_mtx_reader *r, const spmvport_m
 {
     if (token == NULL)
         return spmvport_mtx_fail(r->msg, r->msglen, r->path, r->lineno, SPMV_STATUS_PARSE_ERROR,
-                                 "missing value: entries of a %s matrix are 'ROW COL VALUE'",
-                                 h->field == SPMVPORT_MTX_INTEGER ? "integer" : "real");
+                                 "missing value: entries of %s matrix are 'ROW COL VALUE'",
+                                 h->field == SPMVPORT_MTX_INTEGER ? "an integer" : "a real");
     if (h->field == SPMVPORT_MTX_INTEGER && !spmvport_mtx_is_integer_text(token))
         return spmvport_mtx_fail(r->msg, r->msglen, r->path, r->lineno, SPMV_STATUS_PARSE_ERROR,
                                  "value '%.*s' is not an integer (the banner says 'integer')",
