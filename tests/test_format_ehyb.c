@@ -419,10 +419,31 @@ Test(ehyb, parts_option)
     }
 }
 
-/* options.ehyb_parts near the vertex count on a graph with hubs: METIS, asked for parts of 1-2 vertices, printed
- * "Cannot bisect a graph with 0 vertices!" on stdout (a fuzzer's graph: 2912 rows of 0-2 random columns, every
- * 31st of up to 2912). Now METIS gets parts of 12 vertices, cut further (partitioner=metis_cut) into the parts
- * asked for; nothing is printed, and the plan is correct. */
+/* Build ehyb with stdout redirected to a temporary file; returns the bytes the build printed there. */
+static long build_counting_stdout(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
+                                  const spmv_plan_options_t *opt)
+{
+    fflush(stdout);
+    FILE *out = tmpfile();
+    cr_assert(out != NULL);
+    const int saved = dup(1);
+    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    const spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_EHYB, opt->warp_size, dev, opt, msg, sizeof msg);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    const long printed = (fseek(out, 0, SEEK_END), ftell(out));
+    fclose(out);
+    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+    return printed;
+}
+
+/* Graphs with hubs where METIS, asked for parts of 1-2 vertices, printed "Cannot bisect a graph with 0 vertices!"
+ * on stdout (both found by a fuzzer): options.ehyb_parts = 1456 on 2912 rows of 0-2 random columns, every 31st of
+ * up to 2912; and the automatic 40 parts of a 21 x 40 pattern with a dense row (the fuzzer's matrix, reduced).
+ * Now METIS gets parts of 12 vertices, cut further (partitioner=metis_cut) into the parts asked for; nothing is
+ * printed, and the plans are correct. */
 Test(ehyb, many_parts_on_hubs_print_nothing)
 {
     const int32_t n = 2912;
@@ -448,24 +469,11 @@ Test(ehyb, many_parts_on_hubs_print_nothing)
     for (int64_t e = 0; e < nnz; e++) v[e] = 1.0 + (double)(e % 7) / 8;
     spmv_matrix_t *A = NULL;
     cr_assert_eq(spmv_matrix_create_csr(&A, n, n, (int32_t)nnz, rp, ci, v, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
-    free(rp), free(ci), free(used), free(v);
 
     spmv_plan_options_t opt = options(32, 0, 0);
     opt.ehyb_parts = n / 2;
-    fflush(stdout);
-    FILE *out = tmpfile();
-    cr_assert(out != NULL);
-    const int saved = dup(1);
-    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
     spmvport_format_data fd;
-    char msg[SPMVPORT_MSG_LEN] = "";
-    const spmv_status_t st = spmvport_format_build(&fd, A, SPMV_FORMAT_EHYB, 32, &h100, &opt, msg, sizeof msg);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    const long printed = (fseek(out, 0, SEEK_END), ftell(out));
-    fclose(out);
-    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
+    long printed = build_counting_stdout(&fd, A, &h100, &opt);
     cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
     cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
     cr_assert(strstr(fd.stats, ";parts=1456;") != NULL, "every part asked for: %s", fd.stats);
@@ -473,6 +481,35 @@ Test(ehyb, many_parts_on_hubs_print_nothing)
     run_direct(&fd, A, "hubs");
     spmvport_format_data_free(&fd);
     spmv_matrix_destroy(A);
+
+    /* the 21 x 40 pattern: each row's columns as runs "a-b" and single columns */
+    static const char *small_rows[21] = {"", "", "", "", "14 25", "", "5", "", "11-13 23 25-30 32 34 37", "", "",
+                                         "31-34 37-38", "2-3 20 24", "0 6 12 14 16 18 21 26 34",
+                                         "3 7-8 10 12 22 27 30 35-36", "9 13 20-22 24 33 37", "24 26",
+                                         "2 18 29-30 34", "1-2 4 11 14 18 24 28 31 33-34 39", "0-39",
+                                         "0 2 7 9-10 12 14 24"};
+    nnz = 0;
+    for (int32_t i = 0; i < 21; i++) {
+        for (const char *c = small_rows[i]; *c != 0;) {
+            char *end;
+            const long lo = strtol(c, &end, 10), hi = *end == '-' ? strtol(end + 1, &end, 10) : lo;
+            for (long j = lo; j <= hi; j++) ci[nnz++] = (int32_t)j;
+            c = end;
+            while (*c == ' ') c++;
+        }
+        rp[i + 1] = (int32_t)nnz;
+    }
+    cr_assert_eq(spmv_matrix_create_csr(&A, 21, 40, (int32_t)nnz, rp, ci, v, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    const spmv_device_info_t cpu = {.backend = SPMV_BACKEND_CPU, .warp_size = 32};
+    opt.ehyb_parts = 0;
+    printed = build_counting_stdout(&fd, A, &cpu, &opt);
+    cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
+    cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
+    check_invariants(&fd, A, "21 x 40");
+    run_direct(&fd, A, "21 x 40");
+    spmvport_format_data_free(&fd);
+    spmv_matrix_destroy(A);
+    free(rp), free(ci), free(used), free(v);
 }
 
 /* The default batch: 4 for narrow f64 slices of a matrix that is not small, 8 for wide ones and for f32. A 2-SM
