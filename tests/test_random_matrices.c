@@ -1,0 +1,264 @@
+/*
+ * test_random_matrices.c -- random matrices, device models and options against the oracle (a fixed-seed fuzzer):
+ *   each seed draws a matrix (a small generated one, or random rows: constant, uniform, power-law or mostly short
+ *   with dense rows; columns uniform, near the diagonal, in shared runs or on a few hot columns; empty rows, a dense
+ *   row, a dense column; values over 12 orders of magnitude), then four builds of a random format for a random
+ *   device model (four GPUs, the CPU at warp size 32 and 64) with up to four random options of that format.
+ *   A build either succeeds, prints nothing on stdout and its CPU executor matches the oracle's bound
+ *   (support_check_executor: three alpha/beta cases, y poisoned when beta = 0), or refuses with
+ *   SPMV_STATUS_INVALID_ARGUMENT / NOT_SUPPORTED and a message. The session-56 fuzzer that this test keeps found
+ *   METIS printing on stdout from inside ehyb (test_format_ehyb.c: many_parts_on_hubs_print_nothing).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support.h"
+
+/* ---- a small deterministic generator ------------------------------------------------------------------------ */
+
+static uint64_t rng_state;
+static uint64_t rng_next(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); } /* [lo, hi] */
+static double rng_unit(void) { return (double)(rng_next() >> 11) / 9007199254740992.0; }     /* [0, 1) */
+
+/* ---- random matrices ------------------------------------------------------------------------------------------ */
+
+static spmv_matrix_t *generated_matrix(spmv_precision_t p, char *desc, size_t len)
+{
+    char spec[64];
+    switch (rng_int(0, 3)) {
+    case 0:
+        if (rng_int(0, 2) < 2) snprintf(spec, sizeof spec, "stencil2d:%d:%d", rng_int(0, 1) ? 5 : 9, rng_int(1, 90));
+        else snprintf(spec, sizeof spec, "stencil3d:%d:%d", rng_int(0, 1) ? 7 : 27, rng_int(1, 24));
+        break;
+    case 1: snprintf(spec, sizeof spec, "fem3d:%d:%d", rng_int(1, 9), rng_int(1, 12)); break;
+    case 2:
+        const int rows = rng_int(1, 30000), cols = rng_int(1, 12000); /* uniform's and lp's K are at most M, N */
+        switch (rng_int(0, 3)) {
+        case 0: snprintf(spec, sizeof spec, "kron:%d:%d", rng_int(2, 13), rng_int(1, 20)); break;
+        case 1: snprintf(spec, sizeof spec, "circuit:%d", rng_int(1, 40000)); break;
+        case 2: snprintf(spec, sizeof spec, "uniform:%d:%d", rows, rng_int(1, rows < 12 ? rows : 12)); break;
+        default: snprintf(spec, sizeof spec, "lp:%d:%d:%d", rows % 5000 + 1, cols, rng_int(1, cols < 12 ? cols : 12));
+        }
+        break;
+    default: snprintf(spec, sizeof spec, "banded:%d:%d", rng_int(1, 30000), rng_int(1, 40));
+    }
+    snprintf(desc, len, "%s", spec);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, spec, p, rng_next() % 1000), SPMV_STATUS_SUCCESS, "%s", spec);
+    return A;
+}
+
+static int compare_int32(const void *a, const void *b)
+{
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Random rows; columns sorted and unique per row. */
+static spmv_matrix_t *random_rows(spmv_precision_t p, char *desc, size_t len)
+{
+    const int m = rng_int(0, 1) ? rng_int(1, 40) : rng_int(1, 6000);
+    const int n = rng_int(0, 3) == 0 ? rng_int(1, 40) : rng_int(0, 1) ? m : rng_int(1, 6000);
+    const int lengths = rng_int(0, 3), columns = rng_int(0, 3), kmax = rng_int(0, 1) ? rng_int(0, 8) : rng_int(0, 64);
+    const double empty = rng_int(0, 2) == 0 ? 0.6 * rng_unit() : 0;
+    const int dense_row = rng_int(0, 5) == 0 ? rng_int(0, m - 1) : -1;
+    const int dense_col = rng_int(0, 5) == 0 ? rng_int(0, n - 1) : -1;
+    const int band = rng_int(1, 40), hot = rng_int(1, 64), group = rng_int(1, 16);
+    int32_t *row_ptr = malloc(sizeof(int32_t) * ((size_t)m + 1)), *row = malloc(sizeof(int32_t) * ((size_t)n + 1));
+    int64_t cap = 1 << 16, nnz = 0;
+    int32_t *col = malloc(sizeof(int32_t) * (size_t)cap);
+    cr_assert(row_ptr && row && col);
+    row_ptr[0] = 0;
+    for (int i = 0; i < m; i++) {
+        int k = lengths == 0   ? kmax
+                : lengths == 1 ? rng_int(0, kmax)
+                : lengths == 2 ? (int)(1.0 / pow(rng_unit() + 1e-6, 0.7)) /* power law */
+                : rng_int(0, 30) == 0 ? rng_int(0, n) : rng_int(0, 2); /* short rows, some dense */
+        if (rng_unit() < empty) k = 0;
+        if (i == dense_row || k > n) k = n;
+        int c = 0;
+        if (k == n) {
+            for (int j = 0; j < n; j++) row[c++] = j;
+        } else if (columns == 2) { /* rows of one group share a run of k columns */
+            const int first = (int)(((int64_t)(i / group) * 7919) % (n - k + 1));
+            for (int j = 0; j < k; j++) row[c++] = first + j;
+        } else {
+            for (int t = 0; t < k; t++)
+                row[c++] = columns == 0 ? rng_int(0, n - 1)
+                           : columns == 1 ? (int)((((int64_t)i * n / m + rng_int(-band, band)) % n + n) % n)
+                           : rng_int(0, 1) ? rng_int(0, (hot < n ? hot : n) - 1) : rng_int(0, n - 1);
+            qsort(row, (size_t)c, sizeof *row, compare_int32);
+            int u = 0;
+            for (int t = 0; t < c; t++)
+                if (u == 0 || row[u - 1] != row[t]) row[u++] = row[t];
+            c = u;
+        }
+        if (dense_col >= 0 && c < n) {
+            int has = 0;
+            for (int t = 0; t < c; t++) has |= row[t] == dense_col;
+            if (!has) row[c++] = dense_col, qsort(row, (size_t)c, sizeof *row, compare_int32);
+        }
+        while (nnz + c > cap) cap *= 2, col = realloc(col, sizeof(int32_t) * (size_t)cap);
+        cr_assert(col);
+        memcpy(col + nnz, row, sizeof(int32_t) * (size_t)c);
+        nnz += c;
+        row_ptr[i + 1] = (int32_t)nnz;
+    }
+    const size_t vs = p == SPMV_F32 ? sizeof(float) : sizeof(double);
+    void *val = malloc(vs * ((size_t)nnz + 1));
+    cr_assert(val);
+    for (int64_t e = 0; e < nnz; e++) {
+        const double x = (2 * rng_unit() - 1) * (rng_int(0, 20) == 0 ? 1e6 : 1);
+        if (p == SPMV_F32) ((float *)val)[e] = (float)x;
+        else ((double *)val)[e] = x;
+    }
+    snprintf(desc, len, "random m=%d n=%d nnz=%lld lengths=%d columns=%d kmax=%d empty=%.2f dense row %d col %d", m, n,
+             (long long)nnz, lengths, columns, kmax, empty, dense_row, dense_col);
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, n, (int32_t)nnz, row_ptr, col, val, p, 0, 0), SPMV_STATUS_SUCCESS,
+                 "%s", desc);
+    free(row_ptr), free(row), free(col), free(val);
+    return A;
+}
+
+/* ---- formats, their options, device models ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *name;
+    size_t offset;
+} option_field;
+#define OPTION(f) {#f, offsetof(spmv_plan_options_t, f)}
+
+static const option_field tile_options[] = {
+    OPTION(tile_variant),     OPTION(tile_deferred_coo),  OPTION(tile_deferred_threshold), OPTION(tile_balance),
+    OPTION(tile_inflight),    OPTION(tile_band_batch),    OPTION(tile_band_tasks),         OPTION(tile_csr_steps),
+    OPTION(tile_group_tasks), OPTION(tile_deferred_inline), OPTION(tile_csr_shuffle),      OPTION(tile_dense_percent),
+    OPTION(tile_coo_max),     OPTION(tile_ell_cv_percent), OPTION(tile_block_tasks),       {NULL, 0}};
+static const option_field hbp_options[] = {
+    OPTION(hbp_block_rows), OPTION(hbp_block_cols), OPTION(hbp_combine),    OPTION(hbp_grouping), OPTION(hbp_steps),
+    OPTION(hbp_prefetch),   OPTION(hbp_tails),      OPTION(hbp_ctas),       OPTION(hbp_hot),      OPTION(hbp_unit_trips),
+    OPTION(hbp_order),      OPTION(hbp_task_blocks), OPTION(hbp_hot_copy), {NULL, 0}};
+static const option_field amf_options[] = {
+    OPTION(amf_fixed_fold), OPTION(amf_lanes),    OPTION(amf_waves),        OPTION(amf_min_blocks),
+    OPTION(amf_values),     OPTION(amf_resident), OPTION(amf_uniform),      OPTION(amf_one_step),
+    OPTION(amf_window_cache), OPTION(amf_step_window), OPTION(amf_regular), {NULL, 0}};
+static const option_field csr_options[] = {OPTION(lb_hot), {NULL, 0}};
+static const option_field teb_options[] = {OPTION(teb_blocks), {NULL, 0}};
+static const option_field ehyb_options[] = {OPTION(ehyb_batch), OPTION(ehyb_parts), OPTION(ehyb_halo),
+                                            OPTION(ehyb_split), {NULL, 0}};
+
+static const struct {
+    spmv_format_t format;
+    spmvport_cpu_executor run;
+    const option_field *options;
+} formats[] = {{SPMV_FORMAT_CSR_SCALAR, spmvport_cpu_csr_scalar, csr_options},
+               {SPMV_FORMAT_CSR_VECTOR, spmvport_cpu_csr_vector, csr_options},
+               {SPMV_FORMAT_CSR_LB, spmvport_cpu_csr_lb, csr_options},
+               {SPMV_FORMAT_TILE, spmvport_cpu_tile, tile_options},
+               {SPMV_FORMAT_HBP, spmvport_cpu_hbp, hbp_options},
+               {SPMV_FORMAT_AMF_CSR, spmvport_cpu_amf_csr, amf_options},
+               {SPMV_FORMAT_TEB, spmvport_cpu_teb, teb_options},
+               {SPMV_FORMAT_EHYB, spmvport_cpu_ehyb, ehyb_options}};
+
+static const spmv_device_info_t models[] = {
+    {.backend = SPMV_BACKEND_CUDA, .name = "H200", .warp_size = 32, .multiprocessors = 132,
+     .shared_mem_per_block = 232448, .l2_bytes = (size_t)60 << 20, .compute_capability = 90},
+    {.backend = SPMV_BACKEND_HIP, .name = "MI250-like", .warp_size = 64, .multiprocessors = 110,
+     .shared_mem_per_block = 65536, .l2_bytes = (size_t)8 << 20, .compute_capability = 0x90a},
+    {.backend = SPMV_BACKEND_HIP, .name = "RDNA2-like", .warp_size = 32, .multiprocessors = 40,
+     .shared_mem_per_block = 65536, .l2_bytes = (size_t)4 << 20, .compute_capability = 0x1030},
+    {.backend = SPMV_BACKEND_CUDA, .name = "Orin-like", .warp_size = 32, .multiprocessors = 16,
+     .shared_mem_per_block = 166912, .l2_bytes = (size_t)4 << 20, .compute_capability = 87},
+    {.backend = SPMV_BACKEND_CPU, .name = "CPU w32", .warp_size = 32},
+    {.backend = SPMV_BACKEND_CPU, .name = "CPU w64", .warp_size = 64}};
+
+/* Values an option is drawn from: in range, at the edges and out of range. */
+static const int option_values[] = {-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 32, 33, 64, 100, 128,
+                                    256, 512, 1000, 4096, 1 << 20};
+
+/* ---- one build -------------------------------------------------------------------------------------------------- */
+
+/* Build with stdout redirected to a temporary file; *printed receives the bytes the build wrote there. */
+static spmv_status_t build_quietly(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                   const spmv_device_info_t *dev, const spmv_plan_options_t *opt, char *msg,
+                                   size_t msglen, long *printed)
+{
+    fflush(stdout);
+    FILE *out = tmpfile();
+    cr_assert(out != NULL);
+    const int saved = dup(1);
+    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
+    const spmv_status_t st = spmvport_format_build(fd, A, format, dev->warp_size, dev, opt, msg, msglen);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    *printed = (fseek(out, 0, SEEK_END), ftell(out));
+    fclose(out);
+    return st;
+}
+
+static void one_build(const spmv_matrix_t *A, const char *desc, uint64_t seed)
+{
+    const int f = rng_int(0, (int)(sizeof formats / sizeof formats[0]) - 1);
+    const spmv_device_info_t *dev = &models[rng_int(0, (int)(sizeof models / sizeof models[0]) - 1)];
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    char what[512];
+    int used = snprintf(what, sizeof what, "seed %llu: %s on %s, %s, %s", (unsigned long long)seed,
+                        spmv_format_name(formats[f].format), dev->name, A->precision == SPMV_F32 ? "f32" : "f64", desc);
+    int count = 0;
+    while (formats[f].options[count].name != NULL) count++;
+    for (int k = rng_int(0, 1) ? rng_int(1, 4) : 0; k > 0; k--) {
+        const option_field *o = &formats[f].options[rng_int(0, count - 1)];
+        const int v = option_values[rng_int(0, (int)(sizeof option_values / sizeof option_values[0]) - 1)];
+        *(int *)(void *)((char *)&opt + o->offset) = v;
+        if (used > 0 && (size_t)used < sizeof what) used += snprintf(what + used, sizeof what - (size_t)used, " %s=%d",
+                                                                     o->name, v);
+    }
+    /* the options spmv_plan_create checks before any builder: valid values only */
+    if (rng_int(0, 3) == 0) opt.lanes_per_row = 1 << rng_int(0, dev->warp_size == 64 ? 6 : 5);
+    if (rng_int(0, 3) == 0) opt.nnz_per_warp = dev->warp_size * rng_int(1, 16);
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    long printed = 0;
+    const spmv_status_t st = build_quietly(&fd, A, formats[f].format, dev, &opt, msg, sizeof msg, &printed);
+    cr_assert_eq(printed, 0, "%s: the build printed %ld bytes on stdout", what, printed);
+    if (st != SPMV_STATUS_SUCCESS) {
+        cr_assert(st == SPMV_STATUS_INVALID_ARGUMENT || st == SPMV_STATUS_NOT_SUPPORTED, "%s: status %s (%s)", what,
+                  spmv_status_string(st), msg);
+        cr_assert(msg[0] != 0, "%s: refused (%s) without a message", what, spmv_status_string(st));
+        return;
+    }
+    support_check_executor(&fd, formats[f].run, A, what);
+    spmvport_format_data_free(&fd);
+}
+
+/* Seeds [first, first + count); SPMVPORT_TEST_QUICK (the sanitizer build): a quarter of them. */
+static void random_matrices(uint64_t first, uint64_t count)
+{
+    if (getenv("SPMVPORT_TEST_QUICK")) count /= 4;
+    for (uint64_t seed = first; seed < first + count; seed++) {
+        rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+        for (int w = 0; w < 4; w++) rng_next();
+        const spmv_precision_t p = rng_int(0, 1) ? SPMV_F32 : SPMV_F64;
+        char desc[160];
+        spmv_matrix_t *A = rng_int(0, 9) < 6 ? random_rows(p, desc, sizeof desc) : generated_matrix(p, desc, sizeof desc);
+        for (int b = 0; b < 4; b++) one_build(A, desc, seed);
+        spmv_matrix_destroy(A);
+    }
+}
+
+Test(random_matrices, seeds_1_to_200, .timeout = 900) { random_matrices(1, 200); }
+Test(random_matrices, seeds_201_to_400, .timeout = 900) { random_matrices(201, 200); }
+Test(random_matrices, seeds_401_to_600, .timeout = 900) { random_matrices(401, 200); }
