@@ -10,6 +10,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* ---- device models ------------------------------------------------------------------------------------ */
+
+const spmv_device_info_t support_gpu_models[SUPPORT_GPU_MODELS] = {
+    {.backend = SPMV_BACKEND_CUDA, .name = "H200", .warp_size = 32, .multiprocessors = 132,
+     .shared_mem_per_block = 232448, .l2_bytes = (size_t)60 << 20, .compute_capability = 90},
+    {.backend = SPMV_BACKEND_HIP, .name = "MI250-like", .warp_size = 64, .multiprocessors = 110,
+     .shared_mem_per_block = 65536, .l2_bytes = (size_t)8 << 20, .compute_capability = 0x90a},
+    {.backend = SPMV_BACKEND_HIP, .name = "RDNA2-like", .warp_size = 32, .multiprocessors = 40,
+     .shared_mem_per_block = 65536, .l2_bytes = (size_t)4 << 20, .compute_capability = 0x1030},
+    {.backend = SPMV_BACKEND_CUDA, .name = "Orin-like", .warp_size = 32, .multiprocessors = 16,
+     .shared_mem_per_block = 166912, .l2_bytes = (size_t)4 << 20, .compute_capability = 87}};
+
 /* ---- random numbers ------------------------------------------------------------------------------------ */
 
 static uint64_t splitmix(uint64_t *s)

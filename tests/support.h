@@ -56,6 +56,12 @@ void support_check_plan_against(spmv_context_t *ctx, spmv_plan_t *plan, const sp
 void support_check_executor(const spmvport_format_data *fd, spmvport_cpu_executor run, const spmv_matrix_t *A,
                             const char *what);
 
+/* GPU device models for layouts built on the host and run by the CPU executors (builders choose by the device:
+ * multiprocessors, warp size, shared memory, L2): an H200, an MI250-like (wave64), an RDNA2-like (wave32) and an
+ * Orin-like device (16 SMs, 4 MB of L2). */
+#define SUPPORT_GPU_MODELS 4
+extern const spmv_device_info_t support_gpu_models[SUPPORT_GPU_MODELS];
+
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 

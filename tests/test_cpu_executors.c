@@ -2,7 +2,7 @@
  * test_cpu_executors.c -- every CPU executor against the oracle: the edge-case corpus and every shared matrix,
  * at warp size 32 and 64, f32 and f64, alpha/beta in {1,0}, {2,0.5}, {-1,1}; plus option sweeps that stress the
  * warp-grouped layouts (every lanes-per-row of csr_vector, one-warp chunks of csr_lb); and the layouts the builders
- * make for three GPU models, run by the CPU executors (the CPU backend builds for the CPU, and some builder paths
+ * make for four GPU models, run by the CPU executors (the CPU backend builds for the CPU, and some builder paths
  * exist only for a GPU).
  */
 #include <stdio.h>
@@ -64,17 +64,11 @@ Test(cpu_csr_lb, one_warp_chunks)
  * Builders choose by the device (multiprocessors, warp size, shared memory, L2): small band plans, block tasks, hot
  * columns, one-wave layouts... The CPU backend's plans never take those paths, and the GPU suite runs only on a GPU;
  * here every format but ehyb (METIS; its own tests use an H100 model) is built for an H200, an MI250-like device
- * (wave64) and an RDNA2-like one (wave32), and its executor checked against the oracle. Session 53 found a tile
+ * (wave64), an RDNA2-like one (wave32) and an Orin-like one (16 SMs, 4 MB of L2; since session 56), and its executor
+ * checked against the oracle. Session 53 found a tile
  * builder bug this way (stencil3d:27:31: OVERFLOW on a GPU only). */
 static void gpu_layouts(spmv_precision_t p)
 {
-    static const spmv_device_info_t models[] = {
-        {.backend = SPMV_BACKEND_CUDA, .name = "H200", .warp_size = 32, .multiprocessors = 132,
-         .shared_mem_per_block = 232448, .l2_bytes = (size_t)60 << 20, .compute_capability = 90},
-        {.backend = SPMV_BACKEND_HIP, .name = "MI250-like", .warp_size = 64, .multiprocessors = 110,
-         .shared_mem_per_block = 65536, .l2_bytes = (size_t)8 << 20, .compute_capability = 0x90a},
-        {.backend = SPMV_BACKEND_HIP, .name = "RDNA2-like", .warp_size = 32, .multiprocessors = 40,
-         .shared_mem_per_block = 65536, .l2_bytes = (size_t)4 << 20, .compute_capability = 0x1030}};
     static const struct { spmv_format_t format; spmvport_cpu_executor run; } formats[] = {
         {SPMV_FORMAT_CSR_SCALAR, spmvport_cpu_csr_scalar}, {SPMV_FORMAT_CSR_VECTOR, spmvport_cpu_csr_vector},
         {SPMV_FORMAT_CSR_LB, spmvport_cpu_csr_lb},         {SPMV_FORMAT_TILE, spmvport_cpu_tile},
@@ -92,7 +86,8 @@ static void gpu_layouts(spmv_precision_t p)
     for (int i = 0; i < nspecs; i++)
         cr_assert_eq(spmv_matrix_generate(&gen[i], specs[i], p, 7), SPMV_STATUS_SUCCESS, "%s", specs[i]);
     /* SPMVPORT_TEST_QUICK (the sanitizer build): the H200 model only */
-    const size_t nmodels = getenv("SPMVPORT_TEST_QUICK") ? 1 : sizeof models / sizeof models[0];
+    const spmv_device_info_t *models = support_gpu_models;
+    const size_t nmodels = getenv("SPMVPORT_TEST_QUICK") ? 1 : SUPPORT_GPU_MODELS;
     for (size_t d = 0; d < nmodels; d++)
         for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
             for (int i = 0; i < ncorpus + nspecs; i++) {
@@ -115,5 +110,5 @@ static void gpu_layouts(spmv_precision_t p)
     support_cases_free(corpus_cases, ncorpus);
 }
 
-Test(cpu_gpu_layouts, three_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
-Test(cpu_gpu_layouts, three_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }
+Test(cpu_gpu_layouts, gpu_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
+Test(cpu_gpu_layouts, gpu_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }

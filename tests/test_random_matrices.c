@@ -171,17 +171,9 @@ static const struct {
                {SPMV_FORMAT_TEB, spmvport_cpu_teb, teb_options},
                {SPMV_FORMAT_EHYB, spmvport_cpu_ehyb, ehyb_options}};
 
-static const spmv_device_info_t models[] = {
-    {.backend = SPMV_BACKEND_CUDA, .name = "H200", .warp_size = 32, .multiprocessors = 132,
-     .shared_mem_per_block = 232448, .l2_bytes = (size_t)60 << 20, .compute_capability = 90},
-    {.backend = SPMV_BACKEND_HIP, .name = "MI250-like", .warp_size = 64, .multiprocessors = 110,
-     .shared_mem_per_block = 65536, .l2_bytes = (size_t)8 << 20, .compute_capability = 0x90a},
-    {.backend = SPMV_BACKEND_HIP, .name = "RDNA2-like", .warp_size = 32, .multiprocessors = 40,
-     .shared_mem_per_block = 65536, .l2_bytes = (size_t)4 << 20, .compute_capability = 0x1030},
-    {.backend = SPMV_BACKEND_CUDA, .name = "Orin-like", .warp_size = 32, .multiprocessors = 16,
-     .shared_mem_per_block = 166912, .l2_bytes = (size_t)4 << 20, .compute_capability = 87},
-    {.backend = SPMV_BACKEND_CPU, .name = "CPU w32", .warp_size = 32},
-    {.backend = SPMV_BACKEND_CPU, .name = "CPU w64", .warp_size = 64}};
+/* The GPU models of support.c, then the CPU at warp size 32 and 64. */
+static const spmv_device_info_t cpu_models[] = {{.backend = SPMV_BACKEND_CPU, .name = "CPU w32", .warp_size = 32},
+                                                {.backend = SPMV_BACKEND_CPU, .name = "CPU w64", .warp_size = 64}};
 
 /* Values an option is drawn from: in range, at the edges and out of range. */
 static const int option_values[] = {-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 24, 32, 33, 64, 100, 128,
@@ -211,7 +203,8 @@ static spmv_status_t build_quietly(spmvport_format_data *fd, const spmv_matrix_t
 static void one_build(const spmv_matrix_t *A, const char *desc, uint64_t seed)
 {
     const int f = rng_int(0, (int)(sizeof formats / sizeof formats[0]) - 1);
-    const spmv_device_info_t *dev = &models[rng_int(0, (int)(sizeof models / sizeof models[0]) - 1)];
+    const int d = rng_int(0, SUPPORT_GPU_MODELS + 1);
+    const spmv_device_info_t *dev = d < SUPPORT_GPU_MODELS ? &support_gpu_models[d] : &cpu_models[d - SUPPORT_GPU_MODELS];
     spmv_plan_options_t opt;
     spmv_plan_options_init(&opt);
     char what[512];
