@@ -22,9 +22,29 @@ const spmv_device_info_t support_gpu_models[SUPPORT_GPU_MODELS] = {
     {.backend = SPMV_BACKEND_CUDA, .name = "Orin-like", .warp_size = 32, .multiprocessors = 16,
      .shared_mem_per_block = 166912, .l2_bytes = (size_t)4 << 20, .compute_capability = 87}};
 
+/* ---- builds ------------------------------------------------------------------------------------------ */
+
+spmv_status_t support_build_quietly(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                    int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                    char *msg, size_t msglen, long *printed)
+{
+    fflush(stdout);
+    FILE *out = tmpfile();
+    cr_assert(out != NULL);
+    const int saved = dup(1);
+    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
+    const spmv_status_t st = spmvport_format_build(fd, A, format, warp_size, dev, opt, msg, msglen);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    *printed = (fseek(out, 0, SEEK_END), ftell(out));
+    fclose(out);
+    return st;
+}
+
 /* ---- random numbers ------------------------------------------------------------------------------------ */
 
-static uint64_t splitmix(uint64_t *s)
+uint64_t support_splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -32,7 +52,7 @@ static uint64_t splitmix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static double uniform(uint64_t *s) { return (double)(splitmix(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
+static double uniform(uint64_t *s) { return (double)(support_splitmix(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0; }
 
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed)
 {
@@ -146,7 +166,7 @@ int support_edge_corpus(spmv_precision_t p, support_case **out)
     push(&t, 2, 3, 1.0);
     c[k++] = (support_case){"row of 70000 in 4x70000", take(&t, 4, 70000, p, 0)};
     for (int32_t i = 0; i < 500; i++)
-        for (int32_t j = 0; j < 6; j++) push(&t, i, (int32_t)((splitmix(&s) >> 33) % 500), uniform(&s));
+        for (int32_t j = 0; j < 6; j++) push(&t, i, (int32_t)((support_splitmix(&s) >> 33) % 500), uniform(&s));
     c[k++] = (support_case){"unsorted with duplicates 500", take(&t, 500, 500, p, SPMV_MATRIX_SUM_DUPLICATES)};
     for (int32_t i = 0; i < 500; i++)
         for (int32_t j = 5; j >= 0; j--) push(&t, i, (i + j * 83) % 500, uniform(&s));

@@ -62,6 +62,15 @@ void support_check_executor(const spmvport_format_data *fd, spmvport_cpu_executo
 #define SUPPORT_GPU_MODELS 4
 extern const spmv_device_info_t support_gpu_models[SUPPORT_GPU_MODELS];
 
+/* spmvport_format_build with stdout redirected to a temporary file: *printed receives the bytes the build wrote
+ * there (the library must print nothing; METIS once did inside ehyb). */
+spmv_status_t support_build_quietly(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                    int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                                    char *msg, size_t msglen, long *printed);
+
+/* The next number of a SplitMix64 sequence whose state is *s. */
+uint64_t support_splitmix(uint64_t *s);
+
 /* Fill v (count entries of precision) with values in [-1, 1) from a seed. */
 void support_random_vector(void *v, int64_t count, spmv_precision_t precision, uint64_t seed);
 

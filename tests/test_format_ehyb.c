@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu_ref.h"
 #include "format_builders.h"
@@ -419,26 +418,6 @@ Test(ehyb, parts_option)
     }
 }
 
-/* Build ehyb with stdout redirected to a temporary file; returns the bytes the build printed there. */
-static long build_counting_stdout(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
-                                  const spmv_plan_options_t *opt)
-{
-    fflush(stdout);
-    FILE *out = tmpfile();
-    cr_assert(out != NULL);
-    const int saved = dup(1);
-    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
-    char msg[SPMVPORT_MSG_LEN] = "";
-    const spmv_status_t st = spmvport_format_build(fd, A, SPMV_FORMAT_EHYB, opt->warp_size, dev, opt, msg, sizeof msg);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    const long printed = (fseek(out, 0, SEEK_END), ftell(out));
-    fclose(out);
-    cr_assert_eq(st, SPMV_STATUS_SUCCESS, "build: %s", msg);
-    return printed;
-}
-
 /* Graphs with hubs where METIS, asked for parts of 1-2 vertices, printed "Cannot bisect a graph with 0 vertices!"
  * on stdout (both found by a fuzzer): options.ehyb_parts = 1456 on 2912 rows of 0-2 random columns, every 31st of
  * up to 2912; and the automatic 40 parts of a 21 x 40 pattern with a dense row (the fuzzer's matrix, reduced).
@@ -473,7 +452,10 @@ Test(ehyb, many_parts_on_hubs_print_nothing)
     spmv_plan_options_t opt = options(32, 0, 0);
     opt.ehyb_parts = n / 2;
     spmvport_format_data fd;
-    long printed = build_counting_stdout(&fd, A, &h100, &opt);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    long printed = 0;
+    cr_assert_eq(support_build_quietly(&fd, A, SPMV_FORMAT_EHYB, 32, &h100, &opt, msg, sizeof msg, &printed),
+                 SPMV_STATUS_SUCCESS, "build: %s", msg);
     cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
     cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
     cr_assert(strstr(fd.stats, ";parts=1456;") != NULL, "every part asked for: %s", fd.stats);
@@ -502,7 +484,8 @@ Test(ehyb, many_parts_on_hubs_print_nothing)
     cr_assert_eq(spmv_matrix_create_csr(&A, 21, 40, (int32_t)nnz, rp, ci, v, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
     const spmv_device_info_t cpu = {.backend = SPMV_BACKEND_CPU, .warp_size = 32};
     opt.ehyb_parts = 0;
-    printed = build_counting_stdout(&fd, A, &cpu, &opt);
+    cr_assert_eq(support_build_quietly(&fd, A, SPMV_FORMAT_EHYB, 32, &cpu, &opt, msg, sizeof msg, &printed),
+                 SPMV_STATUS_SUCCESS, "build: %s", msg);
     cr_assert_eq(printed, 0, "the build printed %ld bytes on stdout", printed);
     cr_assert(strstr(fd.stats, "partitioner=metis_cut;") != NULL, "%s", fd.stats);
     check_invariants(&fd, A, "21 x 40");

@@ -14,20 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "support.h"
 
-/* ---- a small deterministic generator ------------------------------------------------------------------------ */
+/* ---- the seed's numbers (support.c's SplitMix64) ------------------------------------------------------- */
 
 static uint64_t rng_state;
-static uint64_t rng_next(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
+static uint64_t rng_next(void) { return support_splitmix(&rng_state); }
 static int rng_int(int lo, int hi) { return lo + (int)(rng_next() % (uint64_t)(hi - lo + 1)); } /* [lo, hi] */
 static double rng_unit(void) { return (double)(rng_next() >> 11) / 9007199254740992.0; }     /* [0, 1) */
 
@@ -147,7 +140,8 @@ static const option_field tile_options[] = {
     OPTION(tile_coo_max),     OPTION(tile_ell_cv_percent), OPTION(tile_block_tasks),       {NULL, 0}};
 static const option_field hbp_options[] = {
     OPTION(hbp_block_rows), OPTION(hbp_block_cols), OPTION(hbp_combine),    OPTION(hbp_grouping), OPTION(hbp_steps),
-    OPTION(hbp_prefetch),   OPTION(hbp_tails),      OPTION(hbp_ctas),       OPTION(hbp_hot),      OPTION(hbp_unit_trips),
+    OPTION(hbp_prefetch),   OPTION(hbp_tails),      OPTION(hbp_ctas),       OPTION(hbp_hot),
+    OPTION(hbp_unit_trips),
     OPTION(hbp_order),      OPTION(hbp_task_blocks), OPTION(hbp_hot_copy), {NULL, 0}};
 static const option_field amf_options[] = {
     OPTION(amf_fixed_fold), OPTION(amf_lanes),    OPTION(amf_waves),        OPTION(amf_min_blocks),
@@ -181,30 +175,12 @@ static const int option_values[] = {-2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15
 
 /* ---- one build -------------------------------------------------------------------------------------------------- */
 
-/* Build with stdout redirected to a temporary file; *printed receives the bytes the build wrote there. */
-static spmv_status_t build_quietly(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
-                                   const spmv_device_info_t *dev, const spmv_plan_options_t *opt, char *msg,
-                                   size_t msglen, long *printed)
-{
-    fflush(stdout);
-    FILE *out = tmpfile();
-    cr_assert(out != NULL);
-    const int saved = dup(1);
-    cr_assert(saved >= 0 && dup2(fileno(out), 1) >= 0);
-    const spmv_status_t st = spmvport_format_build(fd, A, format, dev->warp_size, dev, opt, msg, msglen);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    *printed = (fseek(out, 0, SEEK_END), ftell(out));
-    fclose(out);
-    return st;
-}
-
 static void one_build(const spmv_matrix_t *A, const char *desc, uint64_t seed)
 {
     const int f = rng_int(0, (int)(sizeof formats / sizeof formats[0]) - 1);
     const int d = rng_int(0, SUPPORT_GPU_MODELS + 1);
-    const spmv_device_info_t *dev = d < SUPPORT_GPU_MODELS ? &support_gpu_models[d] : &cpu_models[d - SUPPORT_GPU_MODELS];
+    const spmv_device_info_t *dev =
+        d < SUPPORT_GPU_MODELS ? &support_gpu_models[d] : &cpu_models[d - SUPPORT_GPU_MODELS];
     spmv_plan_options_t opt;
     spmv_plan_options_init(&opt);
     char what[512];
@@ -225,7 +201,8 @@ static void one_build(const spmv_matrix_t *A, const char *desc, uint64_t seed)
     spmvport_format_data fd;
     char msg[SPMVPORT_MSG_LEN] = "";
     long printed = 0;
-    const spmv_status_t st = build_quietly(&fd, A, formats[f].format, dev, &opt, msg, sizeof msg, &printed);
+    const spmv_status_t st =
+        support_build_quietly(&fd, A, formats[f].format, dev->warp_size, dev, &opt, msg, sizeof msg, &printed);
     cr_assert_eq(printed, 0, "%s: the build printed %ld bytes on stdout", what, printed);
     if (st != SPMV_STATUS_SUCCESS) {
         cr_assert(st == SPMV_STATUS_INVALID_ARGUMENT || st == SPMV_STATUS_NOT_SUPPORTED, "%s: status %s (%s)", what,
@@ -242,11 +219,11 @@ static void random_matrices(uint64_t first, uint64_t count)
 {
     if (getenv("SPMVPORT_TEST_QUICK")) count /= 4;
     for (uint64_t seed = first; seed < first + count; seed++) {
-        rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
-        for (int w = 0; w < 4; w++) rng_next();
+        rng_state = seed;
         const spmv_precision_t p = rng_int(0, 1) ? SPMV_F32 : SPMV_F64;
         char desc[160];
-        spmv_matrix_t *A = rng_int(0, 9) < 6 ? random_rows(p, desc, sizeof desc) : generated_matrix(p, desc, sizeof desc);
+        spmv_matrix_t *A =
+            rng_int(0, 9) < 6 ? random_rows(p, desc, sizeof desc) : generated_matrix(p, desc, sizeof desc);
         for (int b = 0; b < 4; b++) one_build(A, desc, seed);
         spmv_matrix_destroy(A);
     }
