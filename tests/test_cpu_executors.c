@@ -112,3 +112,34 @@ static void gpu_layouts(spmv_precision_t p)
 
 Test(cpu_gpu_layouts, gpu_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
 Test(cpu_gpu_layouts, gpu_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }
+
+/* ---- the generic options at the builders' door ----------------------------------------------------------------
+ * spmv_plan_create checks them; spmvport_format_build (which the tests above call directly) checks them too, so a
+ * direct caller gets a status naming the option, not a builder reading past its lane tables (session 56's fuzzer
+ * crashed on lanes_per_row = 3 passed this way). */
+Test(cpu_gpu_layouts, direct_build_checks_the_generic_options)
+{
+    static const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
+                                            SPMV_FORMAT_TILE,       SPMV_FORMAT_HBP,        SPMV_FORMAT_AMF_CSR,
+                                            SPMV_FORMAT_TEB,        SPMV_FORMAT_EHYB};
+    static const struct { int warp, lanes, nnz_per_warp; const char *named; } bad[] = {
+        {48, 0, 0, "warp size"},     {32, 3, 0, "lanes_per_row"}, {32, 64, 0, "lanes_per_row"},
+        {64, -2, 0, "lanes_per_row"}, {32, 0, 33, "nnz_per_warp"}, {64, 0, -64, "nnz_per_warp"}};
+    spmv_matrix_t *A;
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:20", SPMV_F64, 7), SPMV_STATUS_SUCCESS);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            spmv_plan_options_t opt;
+            spmv_plan_options_init(&opt);
+            opt.lanes_per_row = bad[k].lanes;
+            opt.nnz_per_warp = bad[k].nnz_per_warp;
+            spmvport_format_data fd;
+            char msg[SPMVPORT_MSG_LEN] = "";
+            cr_assert_eq(spmvport_format_build(&fd, A, formats[f], bad[k].warp, &support_gpu_models[0], &opt, msg,
+                                               sizeof msg),
+                         SPMV_STATUS_INVALID_ARGUMENT, "%s, case %zu", spmv_format_name(formats[f]), k);
+            cr_assert(strstr(msg, bad[k].named) != NULL, "%s: '%s'", spmv_format_name(formats[f]), msg);
+            cr_assert_eq(fd.narrays, 0, "nothing allocated");
+        }
+    spmv_matrix_destroy(A);
+}

@@ -44,12 +44,34 @@ static spmvport_format_builder builder_of(spmv_format_t f)
     }
 }
 
+spmv_status_t spmvport_check_generic_options(const spmv_plan_options_t *opt, int warp_size, char *msg, size_t msglen)
+{
+    const int l = opt->lanes_per_row;
+    if (warp_size != 32 && warp_size != 64) {
+        spmvport_msg(msg, msglen, "warp size %d; expected 32 or 64", warp_size);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (l < 0 || l > warp_size || (l & (l - 1)) != 0) {
+        spmvport_msg(msg, msglen, "options.lanes_per_row = %d; expected 0 or a power of two <= the warp size %d", l,
+                     warp_size);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    if (opt->nnz_per_warp < 0 || opt->nnz_per_warp % warp_size != 0) {
+        spmvport_msg(msg, msglen, "options.nnz_per_warp = %d; expected 0 or a positive multiple of the warp size %d",
+                     opt->nnz_per_warp, warp_size);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
 spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
                                     int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                                     char *msg, size_t msglen)
 {
     memset(fd, 0, sizeof *fd);
     fd->row_perm_array = fd->col_perm_array = -1;
+    const spmv_status_t bad = spmvport_check_generic_options(opt, warp_size, msg, msglen);
+    if (bad != SPMV_STATUS_SUCCESS) return bad;
     spmvport_format_builder build = builder_of(format);
     if (build == NULL) {
         spmvport_msg(msg, msglen, "format %s is not implemented in this version of libspmvport",

@@ -39,13 +39,9 @@ static spmv_status_t check_options(spmv_context_t *ctx, const spmv_plan_options_
     if (o->vendor_alg < 0 || o->vendor_alg > 2)
         return spmvport_fail(ctx, bad, "spmv_plan_create: options.vendor_alg = %d; expected 0, 1 or 2",
                              o->vendor_alg);
-    int l = o->lanes_per_row;
-    if (l < 0 || l > *warp_size || (l & (l - 1)) != 0)
-        return spmvport_fail(ctx, bad, "spmv_plan_create: options.lanes_per_row = %d; expected 0 or a power of two "
-                             "<= the warp size %d", l, *warp_size);
-    if (o->nnz_per_warp < 0 || o->nnz_per_warp % *warp_size != 0)
-        return spmvport_fail(ctx, bad, "spmv_plan_create: options.nnz_per_warp = %d; expected 0 or a positive "
-                             "multiple of the warp size %d", o->nnz_per_warp, *warp_size);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    if (spmvport_check_generic_options(o, *warp_size, msg, sizeof msg) != SPMV_STATUS_SUCCESS)
+        return spmvport_fail(ctx, bad, "spmv_plan_create: %s", msg);
     return SPMV_STATUS_SUCCESS;
 }
 
