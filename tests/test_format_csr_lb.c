@@ -218,6 +218,26 @@ Test(format_choose, stencil_diagonals_take_tile)
     spmv_matrix_destroy(A);
 }
 
+/* f64 stencils within a 60 MB L2 take tile from AUTO_L2_F64_STENCIL_NNZ (3M) entries (session 57, run D1, H200:
+ * tile 1.02-1.03x csr_scalar at stencil3d:7:76, 3.04M entries; 0.95-0.98x at :7:74, 2.80M), not in f32. */
+Test(format_choose, f64_stencils_within_l2_from_3m_entries)
+{
+    static const struct { const char *spec; spmv_precision_t p; spmv_format_t want; } cases[] = {
+        {"stencil3d:7:74", SPMV_F64, SPMV_FORMAT_CSR_SCALAR}, {"stencil3d:7:76", SPMV_F64, SPMV_FORMAT_TILE},
+        {"stencil3d:7:76", SPMV_F32, SPMV_FORMAT_CSR_SCALAR}, {"stencil2d:5:800", SPMV_F64, SPMV_FORMAT_CSR_SCALAR}};
+    spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].p, 42), SPMV_STATUS_SUCCESS);
+        const double bytes = (double)A->nnz * (4 + (cases[i].p == SPMV_F64 ? 8 : 4)) + 4.0 * (A->m + 1);
+        cr_assert(bytes <= (double)gpu.l2_bytes, "%s fits the L2", cases[i].spec);
+        const spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "%s %s: AUTO chose %s, expected %s", cases[i].spec,
+                     cases[i].p == SPMV_F64 ? "f64" : "f32", spmv_format_name(got), spmv_format_name(cases[i].want));
+        spmv_matrix_destroy(A);
+    }
+}
+
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
  * L2 they are "large" (arrays far beyond the cache), where stencils whose diagonals make band tiles take tile,
  * regular rows of more than 12 entries (FEM blocks, the 27-point stencil too small for band tiles, uniform 16 a row)
