@@ -47,10 +47,6 @@ static spmvport_format_builder builder_of(spmv_format_t f)
 spmv_status_t spmvport_check_generic_options(const spmv_plan_options_t *opt, int warp_size, char *msg, size_t msglen)
 {
     const int l = opt->lanes_per_row;
-    if (warp_size != 32 && warp_size != 64) {
-        spmvport_msg(msg, msglen, "warp size %d; expected 32 or 64", warp_size);
-        return SPMV_STATUS_INVALID_ARGUMENT;
-    }
     if (l < 0 || l > warp_size || (l & (l - 1)) != 0) {
         spmvport_msg(msg, msglen, "options.lanes_per_row = %d; expected 0 or a power of two <= the warp size %d", l,
                      warp_size);

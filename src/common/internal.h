@@ -107,8 +107,9 @@ int spmvport_compare_int32(const void *a, const void *b);
 void spmvport_format_data_free(spmvport_format_data *fd);
 spmv_status_t spmvport_format_add_array(spmvport_format_data *fd, const char *name, void *data, size_t bytes,
                                         int is_values);
-/* The options every format's builder relies on, against the warp size: 32 or 64; lanes_per_row 0 or a power of two
- * <= it; nnz_per_warp 0 or a positive multiple of it. SUCCESS, or INVALID_ARGUMENT and msg naming the option. */
+/* The options every format's builder relies on, against the warp size: lanes_per_row 0 or a power of two <= it;
+ * nnz_per_warp 0 or a positive multiple of it. SUCCESS, or INVALID_ARGUMENT and msg naming the option. (The warp
+ * size itself each builder checks: amf_csr answers INVALID_ARGUMENT, ehyb NOT_SUPPORTED; their tests hold that.) */
 spmv_status_t spmvport_check_generic_options(const spmv_plan_options_t *opt, int warp_size, char *msg,
                                              size_t msglen);
 /* Build the format data of `format` from a validated matrix; checks the generic options first (a direct caller,
