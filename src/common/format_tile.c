@@ -98,7 +98,9 @@ static const char *const tile_format_names[SPMVPORT_TILE_NFORMATS] = {"csr", "co
  * ============================================================================================================ */
 
 /* One tile as CSR positions: row i's entries in the tile are [start[i], start[i] + cnt[i]); mask has bit i set
- * where cnt[i] > 0, so the loops over a sparse tile (a graph's tiles hold 1-2 entries) visit its rows only. */
+ * where cnt[i] > 0, so the loops over a sparse tile (a graph's tiles hold 1-2 entries) visit its rows only. cnt[i]
+ * is 0 outside the mask and start[i] is set inside it only: cursor_next touches the rows of the tile it leaves and of
+ * the one it finds, not all 16 (with a vectorized mask, kron:20:16's build 1.4x faster, session 58). */
 typedef struct {
     int32_t tc;     /* tile column */
     int rowlen, collen, nnz;
@@ -128,8 +130,10 @@ static int lowest_bit(unsigned b)
 #endif
 }
 
-static void cursor_init(tile_cursor *c, const spmv_matrix_t *A, int32_t tr)
+static void cursor_init(tile_cursor *c, const spmv_matrix_t *A, int32_t tr, tile_view *v)
 {
+    memset(v->cnt, 0, sizeof v->cnt);
+    v->mask = 0;
     int64_t r0 = (int64_t)tr * TD;
     c->col = A->col_idx;
     c->n = A->n;
@@ -149,12 +153,11 @@ static int cursor_next(tile_cursor *c, tile_view *v)
     for (int i = 0; i < TD; i++) tc = c->next_tc[i] < tc ? c->next_tc[i] : tc;
     if (tc == INT32_MAX) return 0;
     const int64_t limit = ((int64_t)tc + 1) * TD, first_col = (int64_t)tc * TD;
+    static const unsigned bit[TD] = {1u, 2u, 4u, 8u, 16u, 32u, 64u, 128u, 256u, 512u, 1024u, 2048u, 4096u, 8192u,
+                                     16384u, 32768u};
     unsigned mask = 0;
-    for (int i = 0; i < TD; i++) {
-        mask |= (unsigned)(c->next_tc[i] == tc) << i;
-        v->start[i] = c->cur[i];
-        v->cnt[i] = 0;
-    }
+    for (int i = 0; i < TD; i++) mask |= bit[i] & (0u - (unsigned)(c->next_tc[i] == tc)); /* vectorizes */
+    for (unsigned b = v->mask; b != 0; b &= b - 1) v->cnt[lowest_bit(b)] = 0; /* the last tile's rows */
     v->tc = tc;
     v->rowlen = c->rowlen;
     v->collen = (int)(c->n - first_col < TD ? c->n - first_col : TD);
@@ -163,6 +166,7 @@ static int cursor_next(tile_cursor *c, tile_view *v)
     for (unsigned b = mask; b != 0; b &= b - 1) {
         const int i = lowest_bit(b);
         int32_t p = c->cur[i];
+        v->start[i] = p;
         while (p < c->end[i] && c->col[p] < limit) p++;
         v->cnt[i] = (int)(p - c->cur[i]);
         v->nnz += v->cnt[i];
@@ -221,10 +225,17 @@ static int64_t hyb_bytes(int rows, int w, int64_t tail, int64_t vs)
     return ell_bytes((int64_t)rows * w, vs) + tail * (vs + 1);
 }
 
-static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, tile_choice *ch)
+/* What the rule reads of a tile, whatever the thresholds: its row lengths, full rows and columns. */
+typedef struct {
+    int maxrow, full_rows, rows_ok, cols_ok;
+    unsigned row_mask, col_mask; /* full rows; full columns (cols_ok) */
+    int64_t sum2;                /* the sum of squared row lengths */
+    int rows_of_len[TD + 1];     /* non-empty rows per length (when maxrow >= 2 and variant != 1) */
+} tile_shape;
+
+static void shape_of(const tile_view *v, const int32_t *col, int variant, tile_shape *sh)
 {
-    const int rows = v->rowlen, cols = v->collen, nnz = v->nnz;
-    const int64_t vs = cfg->vs, area = (int64_t)rows * cols;
+    const int rows = v->rowlen, cols = v->collen;
     /* every column is empty or full exactly when every row has the same column set: none empty, all equal */
     int maxrow = 0, full_rows = 0, rows_ok = 1, cols_ok = popcount16(v->mask) == rows;
     unsigned row_mask = 0, cols0 = 0; /* full rows; the first row's column set */
@@ -235,13 +246,29 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         sum2 += (int64_t)c * c;
         if (c == cols) full_rows++, row_mask |= 1u << i;
         else rows_ok = 0;
-        if (cfg->variant == 1 || !cols_ok) continue;
+        if (variant == 1 || !cols_ok) continue;
         unsigned set = 0;
         for (int k = 0; k < c; k++) set |= 1u << (col[v->start[i] + k] - v->tc * TD);
         if (i == 0) cols0 = set;
         else if (set != cols0) cols_ok = 0;
     }
-    const unsigned col_mask = cols_ok ? cols0 : 0;
+    sh->maxrow = maxrow, sh->full_rows = full_rows, sh->rows_ok = rows_ok, sh->cols_ok = cols_ok;
+    sh->row_mask = row_mask, sh->col_mask = cols_ok ? cols0 : 0;
+    sh->sum2 = sum2;
+    if (variant == 1 || maxrow < 2) return;
+    memset(sh->rows_of_len, 0, sizeof sh->rows_of_len);
+    for (unsigned b = v->mask; b != 0; b &= b - 1) sh->rows_of_len[v->cnt[lowest_bit(b)]]++;
+}
+
+/* The tile's format under cfg, from its shape (shape_of with cfg's variant). */
+static void choose_shaped(const tile_view *v, const tile_shape *sh, const int32_t *col, const tile_cfg *cfg,
+                          tile_choice *ch)
+{
+    const int rows = v->rowlen, cols = v->collen, nnz = v->nnz;
+    const int64_t vs = cfg->vs, area = (int64_t)rows * cols;
+    const int maxrow = sh->maxrow, full_rows = sh->full_rows, rows_ok = sh->rows_ok, cols_ok = sh->cols_ok;
+    const unsigned row_mask = sh->row_mask, col_mask = sh->col_mask;
+    const int64_t sum2 = sh->sum2;
     const int full_cols = popcount16(col_mask);
     memset(ch, 0, sizeof *ch);
     ch->row_mask = (uint16_t)row_mask;
@@ -266,10 +293,9 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
         if (rows_ok && (b = (int64_t)full_rows * cols * vs + 2) < best_other) best_other = b;
         if (cols_ok && (b = (int64_t)full_cols * rows * vs + 2) < best_other) best_other = b;
         int64_t best_hyb = best_other, tail = 0;
-        int longer = 0, rows_of_len[TD + 1] = {0}; /* rows longer than w; rows per length (non-empty) */
-        for (unsigned b = maxrow >= 2 ? v->mask : 0; b != 0; b &= b - 1) rows_of_len[v->cnt[lowest_bit(b)]]++;
+        int longer = 0; /* rows longer than w */
         for (int w = maxrow - 1; w >= 1; w--) {
-            longer += rows_of_len[w + 1];
+            longer += sh->rows_of_len[w + 1];
             tail += longer;
             b = hyb_bytes(rows, w, tail, vs);
             /* a tail entry kept in the tile is a loop step of every lane (ELL and CSR take maxrow steps in
@@ -341,39 +367,64 @@ static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, 
     ch->slots = (int32_t)band;
 }
 
+static void choose(const tile_view *v, const int32_t *col, const tile_cfg *cfg, tile_choice *ch)
+{
+    tile_shape sh;
+    shape_of(v, col, cfg->variant, &sh);
+    choose_shaped(v, &sh, col, cfg, ch);
+}
+
 /* ==============================================================================================================
  * Pass 1: choose and count, per tile row
  * ============================================================================================================ */
 
+/* Pass 1's counts under one configuration: per tile row its stored tiles, value slots, index bytes and formats (a
+ * bit per format), per matrix row its deferred entries (at def_ptr[r + 1]; cfg.deferred), and the histograms. */
 typedef struct {
-    int64_t tiles, slots, bytes;
-    unsigned formats; /* stored tile formats (bit per format) */
-} row_count;
+    tile_cfg cfg;
+    int64_t *tiles, *slots, *bytes; /* tile_rows + 1 each, one allocation at tiles */
+    uint8_t *formats;               /* tile_rows + 1 */
+    int32_t *def_ptr;               /* m + 1 where the configuration may defer, else NULL */
+    int64_t hist_tiles[SPMVPORT_TILE_NFORMATS], hist_nnz[SPMVPORT_TILE_NFORMATS];
+    int64_t rule_coo; /* tiles chosen COO before any BAND replacement */
+} pass_counts;
 
-/* Counts of tile row tr; deferred entries per matrix row go to def_count[r] (when not NULL); *rule_coo counts the
- * tiles chosen COO before any BAND replacement. */
-static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const tile_cfg *cfg, row_count *rc,
-                           int32_t *def_count, int64_t *hist_tiles, int64_t *hist_nnz, int64_t *rule_coo)
+/* Counts of tile row tr under each of the n (1 or 2) configurations of pc, in one walk: a second configuration
+ * costs a second choice per tile (from the same shape), not a second walk. Histograms: NFORMATS per configuration. */
+static void count_tile_row(const spmv_matrix_t *A, int32_t tr, const pass_counts *pc, int n, int64_t *hist_tiles,
+                           int64_t *hist_nnz, int64_t *rule_coo)
 {
     tile_cursor cur;
     tile_view v;
     tile_choice ch;
-    cursor_init(&cur, A, tr);
-    memset(rc, 0, sizeof *rc);
+    int64_t tiles[2] = {0}, slots[2] = {0}, bytes[2] = {0};
+    unsigned formats[2] = {0};
+    cursor_init(&cur, A, tr, &v);
     while (cursor_next(&cur, &v)) {
-        choose(&v, A->col_idx, cfg, &ch);
-        hist_tiles[ch.fmt]++;
-        hist_nnz[ch.fmt] += v.nnz;
-        *rule_coo += ch.rule_fmt == SPMVPORT_TILE_COO;
-        rc->tiles += ch.stored;
-        if (ch.stored) rc->formats |= 1u << ch.fmt;
-        rc->slots += ch.slots;
-        rc->bytes += ch.idx_bytes;
-        if (ch.deferred == 0 || def_count == NULL) continue;
-        for (unsigned b = v.mask; b != 0; b &= b - 1) {
-            const int i = lowest_bit(b), keep = ch.fmt == SPMVPORT_TILE_HYB ? ch.width : 0;
-            def_count[(int64_t)tr * TD + i] += v.cnt[i] > keep ? v.cnt[i] - keep : 0;
+        tile_shape sh;
+        shape_of(&v, A->col_idx, pc[0].cfg.variant, &sh);
+        for (int k = 0; k < n; k++) {
+            choose_shaped(&v, &sh, A->col_idx, &pc[k].cfg, &ch);
+            hist_tiles[k * SPMVPORT_TILE_NFORMATS + ch.fmt]++;
+            hist_nnz[k * SPMVPORT_TILE_NFORMATS + ch.fmt] += v.nnz;
+            rule_coo[k] += ch.rule_fmt == SPMVPORT_TILE_COO;
+            tiles[k] += ch.stored;
+            if (ch.stored) formats[k] |= 1u << ch.fmt;
+            slots[k] += ch.slots;
+            bytes[k] += ch.idx_bytes;
+            if (ch.deferred == 0 || pc[k].def_ptr == NULL) continue;
+            int32_t *def_count = pc[k].def_ptr + 1 + (int64_t)tr * TD;
+            for (unsigned b = v.mask; b != 0; b &= b - 1) {
+                const int i = lowest_bit(b), keep = ch.fmt == SPMVPORT_TILE_HYB ? ch.width : 0;
+                def_count[i] += v.cnt[i] > keep ? v.cnt[i] - keep : 0;
+            }
         }
+    }
+    for (int k = 0; k < n; k++) {
+        pc[k].tiles[tr] = tiles[k];
+        pc[k].slots[tr] = slots[k];
+        pc[k].bytes[tr] = bytes[k];
+        pc[k].formats[tr] = (uint8_t)formats[k];
     }
 }
 
@@ -450,8 +501,8 @@ static int write_coo_rows(const tile_out *o, const tile_view *v, int k0, int64_t
 static void write_deferred(const tile_out *o, const tile_view *v, const tile_choice *ch, int32_t *def_cursor)
 {
     const int keep = ch->fmt == SPMVPORT_TILE_HYB ? ch->width : 0;
-    for (int i = 0; i < v->rowlen; i++)
-        for (int k = keep; k < v->cnt[i]; k++) put_deferred(o, &def_cursor[i], v->start[i] + k);
+    for (unsigned b = v->mask; b != 0; b &= b - 1)
+        for (int i = lowest_bit(b), k = keep; k < v->cnt[i]; k++) put_deferred(o, &def_cursor[i], v->start[i] + k);
 }
 
 /* The payload of a stored tile. */
@@ -532,7 +583,7 @@ static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, i
     tile_choice ch;
     int64_t t[SPMVPORT_TILE_NFORMATS] = {0}, s[SPMVPORT_TILE_NFORMATS] = {0}, b[SPMVPORT_TILE_NFORMATS] = {0};
     if (formats & (formats - 1)) {
-        cursor_init(&cur, o->A, tr);
+        cursor_init(&cur, o->A, tr, &v);
         while (cursor_next(&cur, &v)) {
             choose(&v, o->A->col_idx, cfg, &ch);
             if (ch.stored) t[ch.fmt]++, s[ch.fmt] += ch.slots, b[ch.fmt] += ch.idx_bytes;
@@ -544,7 +595,7 @@ static void write_tile_row(const tile_out *o, int32_t tr, const tile_cfg *cfg, i
         t0 += tf, s0 += sf, b0 += bf;
     }
     int32_t def_cursor[TD] = {0};
-    cursor_init(&cur, o->A, tr);
+    cursor_init(&cur, o->A, tr, &v);
     for (int i = 0; def_ptr != NULL && i < cur.rowlen; i++) def_cursor[i] = def_ptr[(int64_t)tr * TD + i];
     while (cursor_next(&cur, &v)) {
         choose(&v, o->A->col_idx, cfg, &ch);
@@ -1199,34 +1250,58 @@ static void reset_sizes(tile_sizes *z)
     z->tile_rows = tile_rows;
 }
 
-/* Pass 1 over every tile row, prefix sums, sizes. row_tiles/row_slots/row_bytes become exclusive offsets. */
-static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile_sizes *z,
-                               int64_t *row_tiles, int64_t *row_slots, int64_t *row_bytes, uint8_t *row_formats,
-                               int32_t *tile_ptr, int32_t *def_ptr, char *msg, size_t msglen)
+/* The same configuration, every field. */
+static int same_cfg(const tile_cfg *a, const tile_cfg *b)
+{
+    return a->variant == b->variant && a->deferred == b->deferred && a->vs == b->vs && a->band == b->band &&
+           a->no_ell == b->no_ell && a->band_all == b->band_all && a->dense_percent == b->dense_percent &&
+           a->coo_max == b->coo_max && a->ell_cv_percent == b->ell_cv_percent;
+}
+
+/* Pass 1 under cfg into pc[0], then prefix sums and sizes (pc[0]'s slots and bytes become exclusive offsets, its
+ * tile counts tile_ptr). With spec (and pc[1]'s buffers), the same walk also counts under spec into pc[1] and sets
+ * *have_spec: a later pass under that configuration takes those counts without a walk. The builder's second pass is
+ * mostly known before its first (the band tiles dropped, the deferral taken), and a second choice per tile costs less
+ * than a walk: kron:20:16 f64 (2 threads) took 500 + 370 ms for the two passes, 700-760 ms for one with both. */
+static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, const tile_cfg *spec, pass_counts *pc,
+                               int *have_spec, tile_sizes *z, int32_t *tile_ptr, char *msg, size_t msglen)
 {
     const int32_t tile_rows = (int32_t)z->tile_rows;
-    int64_t ht[SPMVPORT_TILE_NFORMATS] = {0}, hn[SPMVPORT_TILE_NFORMATS] = {0}, rule_coo = 0;
-    /* the rows' deferred counts are added up from 0 on every pass: a pass begun again (goto pass1) after a deferral
-     * once added them on top of the last pass's prefix sums (stencil3d:27:31 on a GPU: 4.8G value slots, OVERFLOW) */
-    if (def_ptr != NULL) memset(def_ptr, 0, ((size_t)A->m + 1) * sizeof *def_ptr);
+    if (*have_spec && same_cfg(cfg, &pc[1].cfg)) {
+        const pass_counts t = pc[0];
+        pc[0] = pc[1], pc[1] = t;
+        *have_spec = 0; /* pc[1] now holds the last pass's offsets */
+    } else {
+        enum { NF = SPMVPORT_TILE_NFORMATS };
+        const int n = spec != NULL && spec->variant == cfg->variant && pc[1].tiles != NULL &&
+                              (!spec->deferred || pc[1].def_ptr != NULL)
+                          ? 2
+                          : 1;
+        int64_t ht[2 * NF] = {0}, hn[2 * NF] = {0}, rule_coo[2] = {0};
+        pc[0].cfg = *cfg;
+        if (n == 2) pc[1].cfg = *spec, *have_spec = 1;
+        /* the rows' deferred counts are added up from 0 on every pass: a pass begun again (goto pass1) after a
+         * deferral once added them on top of the last pass's prefix sums (stencil3d:27:31 on a GPU: 4.8G value slots,
+         * OVERFLOW) */
+        for (int k = 0; k < n; k++)
+            if (pc[k].cfg.deferred) memset(pc[k].def_ptr, 0, ((size_t)A->m + 1) * sizeof *pc[k].def_ptr);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 64) \
-    reduction(+ : ht[:SPMVPORT_TILE_NFORMATS], hn[:SPMVPORT_TILE_NFORMATS], rule_coo)
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : ht[:2 * NF], hn[:2 * NF], rule_coo[:2])
 #endif
-    for (int32_t tr = 0; tr < tile_rows; tr++) {
-        row_count rc;
-        count_tile_row(A, tr, cfg, &rc, def_ptr ? def_ptr + 1 : NULL, ht, hn, &rule_coo);
-        row_tiles[tr] = rc.tiles;
-        row_slots[tr] = rc.slots;
-        row_bytes[tr] = rc.bytes;
-        row_formats[tr] = (uint8_t)rc.formats;
+        for (int32_t tr = 0; tr < tile_rows; tr++) count_tile_row(A, tr, pc, n, ht, hn, rule_coo);
+        for (int k = 0; k < n; k++) {
+            memcpy(pc[k].hist_tiles, ht + k * NF, sizeof pc[k].hist_tiles);
+            memcpy(pc[k].hist_nnz, hn + k * NF, sizeof pc[k].hist_nnz);
+            pc[k].rule_coo = rule_coo[k];
+        }
     }
-    memcpy(z->hist_tiles, ht, sizeof ht);
-    memcpy(z->hist_nnz, hn, sizeof hn);
-    z->rule_coo = rule_coo;
+    memcpy(z->hist_tiles, pc[0].hist_tiles, sizeof z->hist_tiles);
+    memcpy(z->hist_nnz, pc[0].hist_nnz, sizeof z->hist_nnz);
+    z->rule_coo = pc[0].rule_coo;
+    int64_t *row_slots = pc[0].slots, *row_bytes = pc[0].bytes;
     int64_t t = 0, s = 0, b = 0;
     for (int32_t tr = 0; tr < tile_rows; tr++) {
-        int64_t k = row_tiles[tr], sl = row_slots[tr], by = row_bytes[tr];
+        int64_t k = pc[0].tiles[tr], sl = row_slots[tr], by = row_bytes[tr];
         tile_ptr[tr] = (int32_t)t; /* checked below: t only grows */
         row_slots[tr] = s;
         row_bytes[tr] = b;
@@ -1239,7 +1314,8 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile
     }
     tile_ptr[tile_rows] = (int32_t)t;
     z->tiles = t, z->slots = s, z->bytes = b;
-    if (def_ptr != NULL) {
+    if (cfg->deferred) {
+        int32_t *def_ptr = pc[0].def_ptr;
         int64_t d = 0;
         for (int32_t r = 0; r < A->m; r++) d += def_ptr[r + 1], def_ptr[r + 1] = (int32_t)d; /* d <= nnz */
         z->def_nnz = d;
@@ -1249,6 +1325,56 @@ static spmv_status_t count_all(const spmv_matrix_t *A, const tile_cfg *cfg, tile
         return SPMV_STATUS_OVERFLOW;
     }
     return SPMV_STATUS_SUCCESS;
+}
+
+/* Whether a sample of 64 tile rows, spread over the matrix, makes a band plan under cfg (band_plan on their counts):
+ * then pass 1 most likely keeps its band tiles, and counting the configuration without them in the same walk would
+ * be wasted (stencils: 5% slower builds). Only the build's speed depends on this guess, never the plan. */
+static int band_plan_likely(const spmv_matrix_t *A, const tile_cfg *cfg, int64_t tile_rows)
+{
+    tile_sizes z;
+    memset(&z, 0, sizeof z);
+    for (int64_t tr = 0; tr < tile_rows; tr += tile_rows / 64 + 1) {
+        tile_cursor cur;
+        tile_view v;
+        tile_choice ch;
+        cursor_init(&cur, A, (int32_t)tr, &v);
+        while (cursor_next(&cur, &v)) {
+            choose(&v, A->col_idx, cfg, &ch);
+            z.hist_tiles[ch.fmt]++;
+            z.hist_nnz[ch.fmt] += v.nnz;
+            z.tiles += ch.stored;
+        }
+    }
+    return band_plan(&z);
+}
+
+/* Pass 1's buffers: pc[0] always (def_ptr where the plan may defer), pc[1] (for a speculative configuration) where
+ * spec_defer is not -1 (its def_ptr where it is 1); a NULL there is no speculation, not an error. */
+static int alloc_counts(pass_counts *pc, int64_t tile_rows, int64_t m, int may_defer, int spec_defer)
+{
+    memset(pc, 0, 2 * sizeof *pc);
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && spec_defer < 0) break;
+        pc[k].tiles = spmvport_malloc_array(3 * ((size_t)tile_rows + 1), sizeof(int64_t));
+        pc[k].formats = spmvport_malloc_array((size_t)tile_rows + 1, 1);
+        if (k == 0 ? may_defer : spec_defer) pc[k].def_ptr = spmvport_calloc_array((size_t)m + 1, sizeof(int32_t));
+        if (pc[k].tiles == NULL || pc[k].formats == NULL || ((k == 0 ? may_defer : spec_defer) && !pc[k].def_ptr)) {
+            if (k == 0) return 0;
+            free(pc[1].tiles), free(pc[1].formats), free(pc[1].def_ptr);
+            memset(&pc[1], 0, sizeof pc[1]);
+            break;
+        }
+        pc[k].slots = pc[k].tiles + tile_rows + 1;
+        pc[k].bytes = pc[k].tiles + 2 * (tile_rows + 1);
+    }
+    return 1;
+}
+
+static void free_counts(pass_counts *pc, int k)
+{
+    free(pc[k].tiles), free(pc[k].formats), free(pc[k].def_ptr);
+    memset(&pc[k], 0, sizeof pc[k]);
 }
 
 /* Add an array of count elements of size bytes each (zeroed when zero is set); NULL data frees nothing. */
@@ -1305,24 +1431,30 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     memset(&z, 0, sizeof z);
     z.tile_rows = ((int64_t)A->m + TD - 1) / TD;
 
-    /* scratch: per tile row slot and byte offsets and tile counts; the deferred row pointer */
-    int64_t *rows3 = spmvport_malloc_array(3 * ((size_t)z.tile_rows + 1), sizeof(int64_t));
+    /* scratch: pass 1's counts (pc[0]; pc[1] for the speculative configuration below, where pass 1 may take band
+     * tiles and so may be done again without them) and the tile row pointer */
+    pass_counts pc[2];
+    int have_spec = 0;
+    const int speculate = cfg.band && !cfg.deferred && !band_plan_likely(A, &cfg, z.tile_rows);
     int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
-    const int may_defer = cfg.deferred || auto_deferred;
-    uint8_t *row_formats = spmvport_malloc_array((size_t)z.tile_rows + 1, 1);
-    int32_t *def_ptr = may_defer ? spmvport_calloc_array((size_t)A->m + 1, sizeof(int32_t)) : NULL;
-    if (rows3 == NULL || tile_ptr == NULL || row_formats == NULL || (may_defer && def_ptr == NULL)) {
-        free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
+    if (!alloc_counts(pc, z.tile_rows, A->m, cfg.deferred || auto_deferred, speculate ? auto_deferred : -1) ||
+        tile_ptr == NULL) {
+        free_counts(pc, 0), free_counts(pc, 1), free(tile_ptr);
         spmvport_msg(msg, msglen, "tile: out of host memory for %lld tile rows", (long long)z.tile_rows);
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    int64_t *row_tiles = rows3, *row_slots = rows3 + z.tile_rows + 1, *row_bytes = rows3 + 2 * (z.tile_rows + 1);
     /* Pass 1, then again whenever a choice below changes it: band tiles kept or not (band_plan), the deferral, and
      * after a deferral the band choice once more; from here again when a small plan's deferral is undone or its band
      * tiles are tried without (each at most once). */
-pass1:
-    st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
-                   cfg.deferred ? def_ptr : NULL, msg, msglen);
+pass1: {
+    /* counted in the same walk: the pass that follows where the band tiles are dropped (band_plan), with the
+     * deferral where the plan may take it (that pass's choice) */
+    tile_cfg spec = cfg;
+    spec.band = 0;
+    if (auto_deferred) defer_automatically(&spec, regular, opt);
+    st = count_all(A, &cfg, speculate && cfg.band && !cfg.deferred ? &spec : NULL, pc, &have_spec, &z, tile_ptr, msg,
+                   msglen);
+}
     for (;;) { /* at most twice: the deferral is set once */
         if (st == SPMV_STATUS_SUCCESS && cfg.band && !band_plan(&z)) {
             cfg.band = 0;
@@ -1330,8 +1462,7 @@ pass1:
              * (the same tiles a pass without band tiles chooses COO): one pass fewer on plans that defer (FEM
              * blocks: three passes over the matrix, was four) */
             if (auto_deferred && many_coo_tiles(z.rule_coo, &z, regular)) defer_automatically(&cfg, regular, opt);
-            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
-                           cfg.deferred ? def_ptr : NULL, msg, msglen);
+            st = count_all(A, &cfg, NULL, pc, &have_spec, &z, tile_ptr, msg, msglen);
         }
         /* automatic: defer when the COO tiles are many per tile row (or the tiled part alone overflows); the
          * selection does not depend on deferral, so pass 1 is redone with the COO tiles moved out. Decided after
@@ -1342,7 +1473,7 @@ pass1:
             !(st == SPMV_STATUS_OVERFLOW || (st == SPMV_STATUS_SUCCESS && many_coo)))
             break;
         defer_automatically(&cfg, regular, opt);
-        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr, def_ptr, msg, msglen);
+        st = count_all(A, &cfg, NULL, pc, &have_spec, &z, tile_ptr, msg, msglen);
     }
     if (st == SPMV_STATUS_SUCCESS && auto_deferred && A->nnz <= threshold && cfg.deferred &&
         !small_deferral_pays(&z, A->nnz)) { /* undone: pass 1 again, as without the deferral */
@@ -1363,8 +1494,7 @@ pass1:
         const int64_t slots_before = z.slots;
         for (int all = 1; all >= 0; all--) {
             cfg.band_all = all;
-            st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
-                           cfg.deferred ? def_ptr : NULL, msg, msglen);
+            st = count_all(A, &cfg, NULL, pc, &have_spec, &z, tile_ptr, msg, msglen);
             if (st != SPMV_STATUS_SUCCESS ||
                 (z.hist_tiles[SPMVPORT_TILE_BAND] == z.tiles && z.slots * 10 <= slots_before * 11))
                 break;
@@ -1405,8 +1535,7 @@ pass1:
     if (st == SPMV_STATUS_SUCCESS && opt->tile_variant == 0 && z.hist_tiles[SPMVPORT_TILE_ELL] > 0 &&
         shuffles(opt, &cfg, &z)) {
         cfg.no_ell = 1;
-        st = count_all(A, &cfg, &z, row_tiles, row_slots, row_bytes, row_formats, tile_ptr,
-                       cfg.deferred ? def_ptr : NULL, msg, msglen);
+        st = count_all(A, &cfg, NULL, pc, &have_spec, &z, tile_ptr, msg, msglen);
     }
     /* band plans that run the band items kernel (a task per group: their default) take 1.5x their average tiles a
      * tile row, 16 to 32: that kernel adds a pass of 16 tiles with all their items in flight, so the paper's bound
@@ -1460,12 +1589,13 @@ pass1:
             bk = eight_block_tasks(&z, dev, fd->warp_size, auto_block_tasks(&z, dev, fd->warp_size, regular));
     }
     if (st == SPMV_STATUS_SUCCESS) st = count_tasks(&z, tile_ptr, balance, bk, msg, msglen);
-    if (!cfg.deferred) {
-        free(def_ptr);
-        def_ptr = NULL;
-    }
+    /* the last pass's counts: pc[0]; its row pointer of the deferred part goes to the plan */
+    free_counts(pc, 1);
+    int32_t *def_ptr = cfg.deferred ? pc[0].def_ptr : NULL;
+    if (!cfg.deferred) free(pc[0].def_ptr);
+    pc[0].def_ptr = NULL;
     if (st != SPMV_STATUS_SUCCESS) {
-        free(rows3), free(tile_ptr), free(def_ptr), free(row_formats);
+        free_counts(pc, 0), free(tile_ptr), free(def_ptr);
         return st;
     }
     if (z.def_nnz == 0) { /* deferred on, nothing to defer: no deferred part */
@@ -1530,7 +1660,7 @@ pass1:
     }
     free(def_ptr);
     if (st != SPMV_STATUS_SUCCESS) {
-        free(tile_ptr), free(rows3), free(row_formats);
+        free(tile_ptr), free_counts(pc, 0);
         spmvport_msg(msg, msglen, "tile: out of host memory for %lld tiles, %lld value slots, %lld index bytes",
                      (long long)z.tiles, (long long)z.slots, (long long)z.bytes);
         return st == SPMV_STATUS_INTERNAL_ERROR ? st : SPMV_STATUS_OUT_OF_MEMORY;
@@ -1548,11 +1678,10 @@ pass1:
 #pragma omp parallel for schedule(dynamic, 64)
 #endif
     for (int32_t tr = 0; tr < tile_rows; tr++)
-        write_tile_row(&o, tr, &cfg, ptr[tr], row_slots[tr], row_bytes[tr], dptr, row_formats[tr]);
+        write_tile_row(&o, tr, &cfg, ptr[tr], pc[0].slots[tr], pc[0].bytes[tr], dptr, pc[0].formats[tr]);
     o.off[2 * z.tiles] = (int32_t)z.slots;
     o.off[2 * z.tiles + 1] = (int32_t)z.bytes;
-    free(rows3);
-    free(row_formats);
+    free_counts(pc, 0);
 
     /* tasks, splits, and the deferred part's chunk rows */
     if (bk > 1)
