@@ -3,10 +3,14 @@
  * at warp size 32 and 64, f32 and f64, alpha/beta in {1,0}, {2,0.5}, {-1,1}; plus option sweeps that stress the
  * warp-grouped layouts (every lanes-per-row of csr_vector, one-warp chunks of csr_lb); and the layouts the builders
  * make for four GPU models, run by the CPU executors (the CPU backend builds for the CPU, and some builder paths
- * exist only for a GPU).
+ * exist only for a GPU); and every builder's plan the same with 1 and 3 OpenMP threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "support.h" /* with cpu_ref.h: the executors and the builders' internals */
 
@@ -112,6 +116,73 @@ static void gpu_layouts(spmv_precision_t p)
 
 Test(cpu_gpu_layouts, gpu_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
 Test(cpu_gpu_layouts, gpu_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }
+
+/* ---- plans do not depend on the host's thread count -------------------------------------------------------------
+ * The builders run OpenMP loops (the GPU machine's host has 16 cores, CI 2); a plan built with 1 thread and with 3
+ * (odd, so no loop splits evenly) must be the same byte for byte: every array, parameter and value map (not the
+ * statistics, some of which are times). A difference would make results differ from machine to machine, however
+ * deterministic each plan's kernels are. Every format, on the H200 model and the CPU, f64. */
+static void assert_same_plan(const spmvport_format_data *a, const spmvport_format_data *b, const char *what)
+{
+    cr_assert_eq(a->narrays, b->narrays, "%s: array count", what);
+    for (int i = 0; i < a->narrays; i++) {
+        cr_assert_eq(a->arrays[i].bytes, b->arrays[i].bytes, "%s: size of %s", what, a->arrays[i].name);
+        cr_assert(a->arrays[i].bytes == 0 || memcmp(a->arrays[i].data, b->arrays[i].data, a->arrays[i].bytes) == 0,
+                  "%s: array %s differs", what, a->arrays[i].name);
+    }
+    cr_assert(memcmp(a->params, b->params, sizeof a->params) == 0, "%s: parameters differ", what);
+    cr_assert_eq(a->value_slots, b->value_slots, "%s: value slots", what);
+    cr_assert_eq(a->value_map == NULL, b->value_map == NULL, "%s: value map", what);
+    cr_assert(a->value_map == NULL ||
+                  memcmp(a->value_map, b->value_map, (size_t)a->value_slots * sizeof *a->value_map) == 0,
+              "%s: value map differs", what);
+    cr_assert_eq(a->deterministic, b->deterministic, "%s: deterministic flag", what);
+}
+
+Test(builders, plans_do_not_depend_on_the_thread_count, .timeout = 900)
+{
+#ifndef _OPENMP
+    cr_skip_test("built without OpenMP: one thread only");
+#else
+    static const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
+                                            SPMV_FORMAT_TILE,       SPMV_FORMAT_HBP,        SPMV_FORMAT_AMF_CSR,
+                                            SPMV_FORMAT_TEB,        SPMV_FORMAT_EHYB};
+    static const char *specs[] = {"kron:14:16",      "circuit:20000", "stencil3d:27:31", "fem3d:3:16",
+                                  "uniform:20000:3", "lp:5000:10000:4", "banded:20000:40"};
+    const spmv_device_info_t cpu = {.backend = SPMV_BACKEND_CPU, .name = "cpu", .warp_size = 32};
+    const spmv_device_info_t *devices[] = {&support_gpu_models[0], &cpu};
+    const int threads_before = omp_get_max_threads();
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        spmv_matrix_t *A;
+        cr_assert_eq(spmv_matrix_generate(&A, specs[i], SPMV_F64, 7), SPMV_STATUS_SUCCESS, "%s", specs[i]);
+        for (size_t d = 0; d < 2; d++)
+            for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+                char what[160];
+                snprintf(what, sizeof what, "%s on %s, %s", spmv_format_name(formats[f]), devices[d]->name, specs[i]);
+                spmv_plan_options_t opt;
+                spmv_plan_options_init(&opt);
+                spmvport_format_data fd[2];
+                spmv_status_t st[2];
+                char msg[SPMVPORT_MSG_LEN] = "";
+                for (int k = 0; k < 2; k++) {
+                    omp_set_num_threads(k == 0 ? 1 : 3);
+                    st[k] = spmvport_format_build(&fd[k], A, formats[f], 32, devices[d], &opt, msg, sizeof msg);
+                }
+                omp_set_num_threads(threads_before);
+                cr_assert_eq(st[0], st[1], "%s: status %d with 1 thread, %d with 3", what, st[0], st[1]);
+                if (st[0] != SPMV_STATUS_SUCCESS) { /* ehyb without METIS: refused either way */
+                    cr_assert(formats[f] == SPMV_FORMAT_EHYB && st[0] == SPMV_STATUS_NOT_SUPPORTED, "%s: %s", what,
+                              msg);
+                    continue;
+                }
+                assert_same_plan(&fd[0], &fd[1], what);
+                spmvport_format_data_free(&fd[0]);
+                spmvport_format_data_free(&fd[1]);
+            }
+        spmv_matrix_destroy(A);
+    }
+#endif
+}
 
 /* ---- the generic options at the builders' door ----------------------------------------------------------------
  * spmv_plan_create checks them; spmvport_format_build (which the tests above call directly) checks them too, so a
