@@ -1434,6 +1434,7 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* scratch: pass 1's counts (pc[0]; pc[1] for the speculative configuration below, where pass 1 may take band
      * tiles and so may be done again without them) and the tile row pointer */
     pass_counts pc[2];
+    tile_cfg spec; /* the configuration pass 1 also counts (count_all) */
     int have_spec = 0;
     const int speculate = cfg.band && !cfg.deferred && !band_plan_likely(A, &cfg, z.tile_rows);
     int32_t *tile_ptr = spmvport_malloc_array((size_t)z.tile_rows + 1, sizeof(int32_t));
@@ -1446,15 +1447,14 @@ spmv_status_t spmvport_build_tile(spmvport_format_data *fd, const spmv_matrix_t 
     /* Pass 1, then again whenever a choice below changes it: band tiles kept or not (band_plan), the deferral, and
      * after a deferral the band choice once more; from here again when a small plan's deferral is undone or its band
      * tiles are tried without (each at most once). */
-pass1: {
+pass1:
     /* counted in the same walk: the pass that follows where the band tiles are dropped (band_plan), with the
      * deferral where the plan may take it (that pass's choice) */
-    tile_cfg spec = cfg;
+    spec = cfg;
     spec.band = 0;
     if (auto_deferred) defer_automatically(&spec, regular, opt);
     st = count_all(A, &cfg, speculate && cfg.band && !cfg.deferred ? &spec : NULL, pc, &have_spec, &z, tile_ptr, msg,
                    msglen);
-}
     for (;;) { /* at most twice: the deferral is set once */
         if (st == SPMV_STATUS_SUCCESS && cfg.band && !band_plan(&z)) {
             cfg.band = 0;
