@@ -139,7 +139,7 @@ static void assert_same_plan(const spmvport_format_data *a, const spmvport_forma
     cr_assert_eq(a->deterministic, b->deterministic, "%s: deterministic flag", what);
 }
 
-Test(builders, plans_do_not_depend_on_the_thread_count, .timeout = 900)
+Test(cpu_gpu_layouts, plans_do_not_depend_on_the_thread_count, .timeout = 900)
 {
 #ifndef _OPENMP
     cr_skip_test("built without OpenMP: one thread only");
