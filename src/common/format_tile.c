@@ -1349,32 +1349,31 @@ static int band_plan_likely(const spmv_matrix_t *A, const tile_cfg *cfg, int64_t
     return band_plan(&z);
 }
 
+static void free_counts(pass_counts *pc, int k)
+{
+    free(pc[k].tiles), free(pc[k].formats), free(pc[k].def_ptr);
+    memset(&pc[k], 0, sizeof pc[k]);
+}
+
 /* Pass 1's buffers: pc[0] always (def_ptr where the plan may defer), pc[1] (for a speculative configuration) where
- * spec_defer is not -1 (its def_ptr where it is 1); a NULL there is no speculation, not an error. */
+ * spec_defer is not -1 (its def_ptr where it is 1). Returns 0 when pc[0]'s fail; pc[1]'s failing leaves it empty:
+ * no speculation, not an error. */
 static int alloc_counts(pass_counts *pc, int64_t tile_rows, int64_t m, int may_defer, int spec_defer)
 {
     memset(pc, 0, 2 * sizeof *pc);
-    for (int k = 0; k < 2; k++) {
-        if (k == 1 && spec_defer < 0) break;
+    for (int k = 0; k < (spec_defer < 0 ? 1 : 2); k++) {
+        const int defer = k == 0 ? may_defer : spec_defer;
         pc[k].tiles = spmvport_malloc_array(3 * ((size_t)tile_rows + 1), sizeof(int64_t));
         pc[k].formats = spmvport_malloc_array((size_t)tile_rows + 1, 1);
-        if (k == 0 ? may_defer : spec_defer) pc[k].def_ptr = spmvport_calloc_array((size_t)m + 1, sizeof(int32_t));
-        if (pc[k].tiles == NULL || pc[k].formats == NULL || ((k == 0 ? may_defer : spec_defer) && !pc[k].def_ptr)) {
-            if (k == 0) return 0;
-            free(pc[1].tiles), free(pc[1].formats), free(pc[1].def_ptr);
-            memset(&pc[1], 0, sizeof pc[1]);
-            break;
+        if (defer) pc[k].def_ptr = spmvport_calloc_array((size_t)m + 1, sizeof(int32_t));
+        if (pc[k].tiles == NULL || pc[k].formats == NULL || (defer && pc[k].def_ptr == NULL)) {
+            free_counts(pc, k);
+            return k == 1;
         }
         pc[k].slots = pc[k].tiles + tile_rows + 1;
         pc[k].bytes = pc[k].tiles + 2 * (tile_rows + 1);
     }
     return 1;
-}
-
-static void free_counts(pass_counts *pc, int k)
-{
-    free(pc[k].tiles), free(pc[k].formats), free(pc[k].def_ptr);
-    memset(&pc[k], 0, sizeof pc[k]);
 }
 
 /* Add an array of count elements of size bytes each (zeroed when zero is set); NULL data frees nothing. */
