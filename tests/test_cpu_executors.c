@@ -117,6 +117,11 @@ static void gpu_layouts(spmv_precision_t p)
 Test(cpu_gpu_layouts, gpu_device_models_f64, .timeout = 900) { gpu_layouts(SPMV_F64); }
 Test(cpu_gpu_layouts, gpu_device_models_f32, .timeout = 900) { gpu_layouts(SPMV_F32); }
 
+/* Every format the builders make (ehyb refuses without METIS). */
+static const spmv_format_t every_format[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
+                                             SPMV_FORMAT_TILE,       SPMV_FORMAT_HBP,        SPMV_FORMAT_AMF_CSR,
+                                             SPMV_FORMAT_TEB,        SPMV_FORMAT_EHYB};
+
 /* ---- plans do not depend on the host's thread count -------------------------------------------------------------
  * The builders run OpenMP loops (the GPU machine's host has 16 cores, CI 2); a plan built with 1 thread and with 3
  * (odd, so no loop splits evenly) must be the same byte for byte: every array, parameter and value map (not the
@@ -144,9 +149,6 @@ Test(cpu_gpu_layouts, plans_do_not_depend_on_the_thread_count, .timeout = 900)
 #ifndef _OPENMP
     cr_skip_test("built without OpenMP: one thread only");
 #else
-    static const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
-                                            SPMV_FORMAT_TILE,       SPMV_FORMAT_HBP,        SPMV_FORMAT_AMF_CSR,
-                                            SPMV_FORMAT_TEB,        SPMV_FORMAT_EHYB};
     static const char *specs[] = {"kron:14:16",      "circuit:20000", "stencil3d:27:31", "fem3d:3:16",
                                   "uniform:20000:3", "lp:5000:10000:4", "banded:20000:40"};
     const spmv_device_info_t cpu = {.backend = SPMV_BACKEND_CPU, .name = "cpu", .warp_size = 32};
@@ -156,9 +158,10 @@ Test(cpu_gpu_layouts, plans_do_not_depend_on_the_thread_count, .timeout = 900)
         spmv_matrix_t *A;
         cr_assert_eq(spmv_matrix_generate(&A, specs[i], SPMV_F64, 7), SPMV_STATUS_SUCCESS, "%s", specs[i]);
         for (size_t d = 0; d < 2; d++)
-            for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+            for (size_t f = 0; f < sizeof every_format / sizeof every_format[0]; f++) {
                 char what[160];
-                snprintf(what, sizeof what, "%s on %s, %s", spmv_format_name(formats[f]), devices[d]->name, specs[i]);
+                snprintf(what, sizeof what, "%s on %s, %s", spmv_format_name(every_format[f]), devices[d]->name,
+                         specs[i]);
                 spmv_plan_options_t opt;
                 spmv_plan_options_init(&opt);
                 spmvport_format_data fd[2];
@@ -166,13 +169,13 @@ Test(cpu_gpu_layouts, plans_do_not_depend_on_the_thread_count, .timeout = 900)
                 char msg[SPMVPORT_MSG_LEN] = "";
                 for (int k = 0; k < 2; k++) {
                     omp_set_num_threads(k == 0 ? 1 : 3);
-                    st[k] = spmvport_format_build(&fd[k], A, formats[f], 32, devices[d], &opt, msg, sizeof msg);
+                    st[k] = spmvport_format_build(&fd[k], A, every_format[f], 32, devices[d], &opt, msg, sizeof msg);
                 }
                 omp_set_num_threads(threads_before);
                 cr_assert_eq(st[0], st[1], "%s: status %d with 1 thread, %d with 3", what, st[0], st[1]);
                 if (st[0] != SPMV_STATUS_SUCCESS) { /* ehyb without METIS: refused either way */
-                    cr_assert(formats[f] == SPMV_FORMAT_EHYB && st[0] == SPMV_STATUS_NOT_SUPPORTED, "%s: %s", what,
-                              msg);
+                    cr_assert(every_format[f] == SPMV_FORMAT_EHYB && st[0] == SPMV_STATUS_NOT_SUPPORTED, "%s: %s",
+                              what, msg);
                     continue;
                 }
                 assert_same_plan(&fd[0], &fd[1], what);
@@ -190,15 +193,12 @@ Test(cpu_gpu_layouts, plans_do_not_depend_on_the_thread_count, .timeout = 900)
  * crashed on lanes_per_row = 3 passed this way). */
 Test(cpu_gpu_layouts, direct_build_checks_the_generic_options)
 {
-    static const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
-                                            SPMV_FORMAT_TILE,       SPMV_FORMAT_HBP,        SPMV_FORMAT_AMF_CSR,
-                                            SPMV_FORMAT_TEB,        SPMV_FORMAT_EHYB};
     static const struct { int warp, lanes, nnz_per_warp; const char *named; } bad[] = {
         {32, 3, 0, "lanes_per_row"},  {32, 64, 0, "lanes_per_row"}, {64, -2, 0, "lanes_per_row"},
         {32, 0, 33, "nnz_per_warp"}, {64, 0, -64, "nnz_per_warp"}};
     spmv_matrix_t *A;
     cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:20", SPMV_F64, 7), SPMV_STATUS_SUCCESS);
-    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+    for (size_t f = 0; f < sizeof every_format / sizeof every_format[0]; f++)
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
             spmv_plan_options_t opt;
             spmv_plan_options_init(&opt);
@@ -206,10 +206,10 @@ Test(cpu_gpu_layouts, direct_build_checks_the_generic_options)
             opt.nnz_per_warp = bad[k].nnz_per_warp;
             spmvport_format_data fd;
             char msg[SPMVPORT_MSG_LEN] = "";
-            cr_assert_eq(spmvport_format_build(&fd, A, formats[f], bad[k].warp, &support_gpu_models[0], &opt, msg,
-                                               sizeof msg),
-                         SPMV_STATUS_INVALID_ARGUMENT, "%s, case %zu", spmv_format_name(formats[f]), k);
-            cr_assert(strstr(msg, bad[k].named) != NULL, "%s: '%s'", spmv_format_name(formats[f]), msg);
+            cr_assert_eq(spmvport_format_build(&fd, A, every_format[f], bad[k].warp, &support_gpu_models[0], &opt,
+                                               msg, sizeof msg),
+                         SPMV_STATUS_INVALID_ARGUMENT, "%s, case %zu", spmv_format_name(every_format[f]), k);
+            cr_assert(strstr(msg, bad[k].named) != NULL, "%s: '%s'", spmv_format_name(every_format[f]), msg);
             cr_assert_eq(fd.narrays, 0, "nothing allocated");
         }
     spmv_matrix_destroy(A);
