@@ -405,7 +405,7 @@ Test(format_choose, gpu_rule_hot_columns)
     spmv_matrix_t *A = NULL, *B = NULL;
     cr_assert_eq(spmv_matrix_generate(&A, "kron:17:8", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_matrix_convert(&B, A, SPMV_F32), SPMV_STATUS_SUCCESS);
-    cr_assert_gt(spmvport_lb_hot_columns(A, 0, NULL, NULL), 0);
+    cr_assert_gt(spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL), 0);
     spmv_device_info_t gpu = gpu_with_l2(1024);
     cr_assert_eq(spmvport_format_choose(B, &gpu), SPMV_FORMAT_CSR_LB, "f32: %s",
                  spmv_format_name(spmvport_format_choose(B, &gpu)));

@@ -270,7 +270,7 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         const int tall_f64_l2 = in_l2 && A->precision == SPMV_F64 && A->m >= AUTO_L2_F64_GRAPH_ROWS;
         const int graph = !regular && (hot_pays || !in_l2 || tall_f64_l2) &&
                           (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED);
-        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL) > 0) return SPMV_FORMAT_CSR_LB;
+        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL) > 0) return SPMV_FORMAT_CSR_LB;
         if (graph && tall_f64_l2) return SPMV_FORMAT_VENDOR;
         if (in_l2)
             return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR

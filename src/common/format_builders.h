@@ -42,9 +42,13 @@ int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, in
 /* The automatic size of a global hot copy (csr_lb's lb_hot, hbp's hbp_hot_copy = 2): 8192 f64 or 16384 f32 columns
  * (H100, session 46: 4096-65536 measured; 128 KiB 1-11% slower on 8 of 9 graphs in f64, 1-6% in f32) */
 #define SPMVPORT_HOT_AUTO_BYTES 65536
+/* How often each column of A is read (n counts; NULL when out of host memory; the caller frees it). */
+uint32_t *spmvport_column_reads(const spmv_matrix_t *A);
 /* csr_lb's hot columns for options.lb_hot (0: the automatic rule; format_csr.c): their count, 0 for none, -1 out of
- * host memory; with hot_out, the columns (ascending) and each column's 1 + index among them (0: not hot). */
-int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out);
+ * host memory; with hot_out, the columns (ascending) and each column's 1 + index among them (0: not hot). reads: NULL,
+ * or a cache of spmvport_column_reads(A) the caller frees: used when set, set when the rule counts. */
+int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **reads, int32_t **hot_out,
+                                uint32_t **slot_out);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
 

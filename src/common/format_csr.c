@@ -131,7 +131,20 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
 /* The hot columns options.lb_hot asks for (0: the automatic rule), chosen from A's read counts: returns their count
  * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *slot_out (n entries)
  * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none). */
-int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **hot_out, uint32_t **slot_out)
+uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
+{
+    uint32_t *count = spmvport_calloc_array((size_t)A->n, sizeof(uint32_t));
+    if (count == NULL) return NULL;
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < A->nnz; k++) {
+#pragma omp atomic
+        count[A->col_idx[k]]++;
+    }
+    return count;
+}
+
+int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **reads, int32_t **hot_out,
+                                uint32_t **slot_out)
 {
     const int64_t n = A->n, nnz = A->nnz, automatic = SPMVPORT_HOT_AUTO_BYTES / (int64_t)spmvport_value_size(A->precision);
     int64_t want = lb_hot > 0 ? lb_hot : lb_hot == 0 ? automatic : 0;
@@ -139,16 +152,14 @@ int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, int32_t **ho
     if (want > n) want = n;
     if (hot_out) *hot_out = NULL, *slot_out = NULL;
     if (want <= 0) return 0;
-    uint32_t *count = spmvport_calloc_array((size_t)n, sizeof(uint32_t));
+    if (reads != NULL && *reads == NULL && (*reads = spmvport_column_reads(A)) == NULL) return -1;
+    /* count becomes the slot map below: a copy of the caller's reads */
+    uint32_t *count = reads ? spmvport_malloc_array((size_t)n, sizeof(uint32_t)) : spmvport_column_reads(A);
     uint32_t *hist = spmvport_calloc_array(LB_HOT_COUNT_CAP + 1, sizeof(uint32_t));
     int32_t *hot = NULL;
     int64_t nhot = 0, hot_entries = 0;
     if (count == NULL || hist == NULL) goto oom;
-#pragma omp parallel for schedule(static)
-    for (int64_t k = 0; k < nnz; k++) {
-#pragma omp atomic
-        count[A->col_idx[k]]++;
-    }
+    if (reads) memcpy(count, *reads, (size_t)n * sizeof(uint32_t));
     for (int64_t j = 0; j < n; j++) hist[count[j] < LB_HOT_COUNT_CAP ? count[j] : LB_HOT_COUNT_CAP]++;
     /* the smallest t >= 2 with at most `want` columns read t times or more; then columns read t - 1 times (t - 1 >=
      * 2), lowest first, while room is left */
@@ -184,7 +195,7 @@ static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A
 {
     int32_t *hot = NULL;
     uint32_t *slot = NULL;
-    const int64_t nhot = spmvport_lb_hot_columns(A, opt->lb_hot, &hot, &slot);
+    const int64_t nhot = spmvport_lb_hot_columns(A, opt->lb_hot, NULL, &hot, &slot);
     spmv_status_t st = SPMV_STATUS_OUT_OF_MEMORY;
     if (nhot >= 0) {
         if (nhot > 0) { /* hot column j becomes -slot[j] = -1 - (its index in the copy) */

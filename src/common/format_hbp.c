@@ -108,6 +108,7 @@ typedef struct {
                            * when hot_pre_done */
     int32_t hot_pre_n;
     int hot_pre_done;
+    uint32_t *reads;      /* each column's reads (column_reads: counted once for the hot-column choices) */
     int32_t R, C, nrb, ncb;
     size_t vsize;
     /* per row */
@@ -150,6 +151,7 @@ static void build_free(hbp_build *B)
     for (int a = 0; a < HBP_NARRAYS; a++) free(B->out[a]);
     free(B->value_map);
     free(B->hot_pre);
+    free(B->reads);
 }
 
 /* Allocate output array `slot` of count elements of size bytes each (zeroed). */
@@ -1476,14 +1478,24 @@ static int cmp_int32_desc(const void *p, const void *q)
 
 /* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
  * read at least min_reads times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
-static int32_t hot_map(const spmv_matrix_t *A, int32_t cap, int32_t min_reads, int32_t **map, int64_t *covered)
+/* Each column's reads, counted on the first call (a build may ask twice: choose_hot_copy, then graph_steps); NULL
+ * when out of memory. */
+static const uint32_t *column_reads(hbp_build *B)
 {
-    int32_t *deg = spmvport_calloc_array((size_t)A->n, sizeof(int32_t));
+    if (B->reads == NULL) B->reads = spmvport_column_reads(B->A);
+    return B->reads;
+}
+
+static int32_t hot_map(hbp_build *B, int32_t cap, int32_t min_reads, int32_t **map, int64_t *covered)
+{
+    const spmv_matrix_t *A = B->A;
+    const uint32_t *reads = column_reads(B);
+    int32_t *deg = spmvport_malloc_array((size_t)A->n, sizeof(int32_t));
     int32_t *cand = spmvport_malloc_array((size_t)A->n + 1, sizeof(int32_t));
     int32_t h = -1;
     *covered = 0;
-    if (deg != NULL && cand != NULL) {
-        for (int32_t k = 0; k < A->nnz; k++) deg[A->col_idx[k]]++;
+    if (reads != NULL && deg != NULL && cand != NULL) {
+        for (int32_t c = 0; c < A->n; c++) deg[c] = (int32_t)reads[c];
         int32_t nc = 0;
         for (int32_t c = 0; c < A->n; c++)
             if (deg[c] >= min_reads) cand[nc++] = deg[c];
@@ -1547,7 +1559,7 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t min_reads, double min_s
 {
     int32_t *map;
     int64_t covered;
-    int32_t h = hot_map(B->A, cap, min_reads, &map, &covered);
+    int32_t h = hot_map(B, cap, min_reads, &map, &covered);
     if (h < 0) return 0;
     if ((double)covered < min_share * (double)B->A->nnz) h = 0; /* too few reads saved: none */
     const int ok = apply_hot(B, map, h);
@@ -1558,12 +1570,12 @@ static int choose_hot(hbp_build *B, int32_t cap, int32_t min_reads, double min_s
 /* The global copy's hot columns (hbp_hot_copy = 2), chosen as csr_lb's lb_hot chooses them (the most read, ties to
  * the lower column, ascending; automatic: 64 KiB of them where they hold a quarter of the entries): into *map as
  * hot_map makes it (NULL when none). Returns their count, or -1 when out of memory. */
-static int32_t global_hot_map(const hbp_build *B, int hbp_hot, int32_t **map)
+static int32_t global_hot_map(hbp_build *B, int hbp_hot, int32_t **map)
 {
     const int lb_hot = hbp_hot == 0 ? 0 : hbp_hot > 0 ? hbp_hot : (int)(SPMVPORT_HOT_AUTO_BYTES / B->vsize);
     int32_t *hot;
     uint32_t *slot;
-    const int64_t h = spmvport_lb_hot_columns(B->A, lb_hot, &hot, &slot);
+    const int64_t h = spmvport_lb_hot_columns(B->A, lb_hot, &B->reads, &hot, &slot);
     *map = NULL;
     if (h <= 0) return (int32_t)h;
     free(hot);
@@ -1623,7 +1635,7 @@ static int graph_steps(hbp_build *B, const spmv_plan_options_t *opt, const spmv_
     const int ctas = HBP_CTAS_PER_SM((int)B->vsize, 8);
     int32_t *map;
     int64_t covered;
-    const int32_t h = hot_map(A, cap, hot_min_reads(dev, planned_grid(dev, (size_t)cap * B->vsize, ctas), 1), &map,
+    const int32_t h = hot_map(B, cap, hot_min_reads(dev, planned_grid(dev, (size_t)cap * B->vsize, ctas), 1), &map,
                               &covered);
     if (h < 0) return 0;
     /* kept for the final choice (one degree count per build): with 8 steps its grid is the estimate's (where a
