@@ -1365,6 +1365,36 @@ Test(hbp, untrusted_input)
     }
 }
 
+/* One column block wider than 65536 columns counts every column's reads for the hot columns (graph_steps) before
+ * the builder checks the columns: an out-of-range column must not index the counts (ASan would see it). */
+Test(hbp, untrusted_input_hot_count)
+{
+    spmv_device_info_t dev;
+    memset(&dev, 0, sizeof dev);
+    enum { N = 70000 };
+    spmv_plan_options_t o = options(0, 0, N, 0, 0); /* one block of 32-bit columns: the hot-column count runs */
+    static int32_t ptr[N + 1], col[N];
+    static double val[N];
+    const int32_t bad[] = {-5, N, 1 << 30};
+    for (size_t i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
+        for (int32_t r = 0; r <= N; r++) ptr[r] = r;
+        for (int32_t r = 0; r < N; r++) col[r] = r, val[r] = 1.0;
+        if (i < sizeof bad / sizeof bad[0]) col[N / 2] = bad[i];
+        struct spmv_matrix A = {N, N, N, SPMV_F64, ptr, col, val, NULL, N};
+        spmvport_format_data fd;
+        char msg[SPMVPORT_MSG_LEN] = "";
+        spmv_status_t st = spmvport_format_build(&fd, &A, SPMV_FORMAT_HBP, 32, &dev, &o, msg, sizeof msg);
+        if (i < sizeof bad / sizeof bad[0]) {
+            cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "column %d: %s (%s)", bad[i], spmv_status_string(st), msg);
+            cr_assert(strstr(msg, "hbp") != NULL, "%s", msg);
+        } else {
+            cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s", msg); /* the same matrix, valid */
+            check_layout(&A, &fd, "70000x70000 one block");
+        }
+        spmvport_format_data_free(&fd);
+    }
+}
+
 /* The automatic height of a cut plan counts segments per column block before the builder checks the columns: an
  * out-of-range column must not index its counters (ASan would see it), and the build still says what is wrong. */
 Test(hbp, untrusted_input_cut_height)

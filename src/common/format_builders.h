@@ -42,7 +42,8 @@ int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, in
 /* The automatic size of a global hot copy (csr_lb's lb_hot, hbp's hbp_hot_copy = 2): 8192 f64 or 16384 f32 columns
  * (H100, session 46: 4096-65536 measured; 128 KiB 1-11% slower on 8 of 9 graphs in f64, 1-6% in f32) */
 #define SPMVPORT_HOT_AUTO_BYTES 65536
-/* How often each column of A is read (n counts; NULL when out of host memory; the caller frees it). */
+/* How often each column of A is read (n counts, columns out of range not counted; NULL when out of host memory;
+ * the caller frees it). */
 uint32_t *spmvport_column_reads(const spmv_matrix_t *A);
 /* csr_lb's hot columns for options.lb_hot (0: the automatic rule; format_csr.c): their count, 0 for none, -1 out of
  * host memory; with hot_out, the columns (ascending) and each column's 1 + index among them (0: not hot). reads: NULL,

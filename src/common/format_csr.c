@@ -135,10 +135,14 @@ uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
 {
     uint32_t *count = spmvport_calloc_array((size_t)A->n, sizeof(uint32_t));
     if (count == NULL) return NULL;
+    const uint32_t n = (uint32_t)A->n;
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < A->nnz; k++) {
+        const uint32_t c = (uint32_t)A->col_idx[k];
+        if (c < n) { /* hbp counts before its builder checks the columns: out-of-range ones are refused there */
 #pragma omp atomic
-        count[A->col_idx[k]]++;
+            count[c]++;
+        }
     }
     return count;
 }
