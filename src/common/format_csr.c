@@ -128,9 +128,7 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
 #define LB_HOT_MIN_SHARE 4         /* the automatic rule wants the hot columns to hold >= 1/4 of the entries */
 #define LB_HOT_COUNT_CAP (1 << 16) /* read counts are bucketed up to this; more share the last bucket */
 
-/* The hot columns options.lb_hot asks for (0: the automatic rule), chosen from A's read counts: returns their count
- * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *slot_out (n entries)
- * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none). */
+/* Each column's read count, parallel (csr_lb's hot columns, hbp's: format_builders.h). */
 uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
 {
     uint32_t *count = spmvport_calloc_array((size_t)A->n, sizeof(uint32_t));
@@ -147,6 +145,10 @@ uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
     return count;
 }
 
+/* The hot columns options.lb_hot asks for (0: the automatic rule), chosen from A's read counts: returns their count
+ * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *slot_out (n entries)
+ * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none).
+ * reads: NULL, or the caller's cache of spmvport_column_reads(A) (used when set, set when the rule counts). */
 int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **reads, int32_t **hot_out,
                                 uint32_t **slot_out)
 {

@@ -1476,8 +1476,6 @@ static int cmp_int32_desc(const void *p, const void *q)
  * (the automatic rule: on the H200 kron:20:16's 42% made it 11% faster, NotreDame_www's 16% and circuit:5000000's
  * 5% slower: the copy and the sign test cost more than the few L2 reads saved). */
 
-/* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
- * read at least min_reads times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
 /* Each column's reads, counted on the first call (a build may ask twice: choose_hot_copy, then graph_steps); NULL
  * when out of memory. */
 static const uint32_t *column_reads(hbp_build *B)
@@ -1486,6 +1484,8 @@ static const uint32_t *column_reads(hbp_build *B)
     return B->reads;
 }
 
+/* The hot-column map of A: map[c] = the column's index in the copy, or -1; returns how many (at most cap, each
+ * read at least min_reads times) and their entries in *covered, or -1 when out of memory. The caller frees *map. */
 static int32_t hot_map(hbp_build *B, int32_t cap, int32_t min_reads, int32_t **map, int64_t *covered)
 {
     const spmv_matrix_t *A = B->A;
