@@ -128,6 +128,37 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
 #define LB_HOT_MIN_SHARE 4         /* the automatic rule wants the hot columns to hold >= 1/4 of the entries */
 #define LB_HOT_COUNT_CAP (1 << 16) /* read counts are bucketed up to this; more share the last bucket */
 
+/* spmv_matrix_create_csr checks every matrix the public API makes; builders reached through the internal
+ * spmvport_format_build check again what they index by before they do (see format_builders.h). */
+spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen)
+{
+    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL ||
+        (A->nnz > 0 && (A->col_idx == NULL || A->values == NULL))) {
+        spmvport_msg(msg, msglen, "%s: invalid matrix (m=%d n=%d nnz=%d, or a NULL array)", who, A->m, A->n, A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
+        spmvport_msg(msg, msglen, "%s: row_ptr[0] = %d, row_ptr[m] = %d; expected 0 and nnz = %d", who, A->row_ptr[0],
+                     A->row_ptr[A->m], A->nnz);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    for (int32_t i = 0; i < A->m; i++)
+        if (A->row_ptr[i + 1] < A->row_ptr[i]) {
+            spmvport_msg(msg, msglen, "%s: row_ptr decreases at row %d", who, i);
+            return SPMV_STATUS_INVALID_MATRIX;
+        }
+    int64_t bad = -1;
+#pragma omp parallel for schedule(static) reduction(max : bad)
+    for (int32_t k = 0; k < A->nnz; k++)
+        if (A->col_idx[k] < 0 || A->col_idx[k] >= A->n) bad = k > bad ? k : bad;
+    if (bad >= 0) {
+        spmvport_msg(msg, msglen, "%s: column index %d at entry %lld is outside 0..%d", who, A->col_idx[bad],
+                     (long long)bad, A->n - 1);
+        return SPMV_STATUS_INVALID_MATRIX;
+    }
+    return SPMV_STATUS_SUCCESS;
+}
+
 /* Each column's read count, parallel (csr_lb's hot columns, hbp's: format_builders.h). */
 uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
 {
@@ -228,6 +259,8 @@ static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A
 spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *A, const spmv_device_info_t *dev,
                                  const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
+    spmv_status_t bad = spmvport_check_csr_ranges(A, spmv_format_name(fd->format), msg, msglen);
+    if (bad != SPMV_STATUS_SUCCESS) return bad; /* the kernels read x at these columns */
     size_t vsize = spmvport_value_size(A->precision);
     size_t ptr_bytes = ((size_t)A->m + 1) * sizeof(int32_t);
     size_t col_bytes = (size_t)A->nnz * sizeof(int32_t), val_bytes = (size_t)A->nnz * vsize;

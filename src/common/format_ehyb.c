@@ -1131,11 +1131,9 @@ spmv_status_t spmvport_build_ehyb(spmvport_format_data *fd, const spmv_matrix_t 
                      "ordering)", opt->ehyb_plan_ordering);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values)) ||
-        A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
-        spmvport_msg(msg, msglen, "ehyb: inconsistent matrix (%d x %d, %d entries)", A->m, A->n, A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
+    /* the partition and the layouts index by column: an internal caller's unchecked matrix stops here */
+    spmv_status_t bad = spmvport_check_csr_ranges(A, "ehyb", msg, msglen);
+    if (bad != SPMV_STATUS_SUCCESS) return bad;
     if (opt->ehyb_batch != 0 && opt->ehyb_batch != 4 && opt->ehyb_batch != 8) {
         spmvport_msg(msg, msglen, "ehyb: options.ehyb_batch = %d; expected 0 (default), 4 or 8", opt->ehyb_batch);
         return SPMV_STATUS_INVALID_ARGUMENT;

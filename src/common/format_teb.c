@@ -134,37 +134,6 @@ static void lengths_free(teb_lengths *L)
     free(L->count);
 }
 
-static spmv_status_t check_matrix(const spmv_matrix_t *A, char *msg, size_t msglen)
-{
-    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL ||
-        (A->nnz > 0 && (A->col_idx == NULL || A->values == NULL))) {
-        spmvport_msg(msg, msglen, "teb: invalid matrix (m=%d n=%d nnz=%d, or a NULL array)", A->m, A->n, A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
-        spmvport_msg(msg, msglen, "teb: row_ptr[0] = %d, row_ptr[m] = %d; expected 0 and nnz = %d", A->row_ptr[0],
-                     A->row_ptr[A->m], A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    for (int32_t i = 0; i < A->m; i++)
-        if (A->row_ptr[i + 1] < A->row_ptr[i]) {
-            spmvport_msg(msg, msglen, "teb: row_ptr decreases at row %d", i);
-            return SPMV_STATUS_INVALID_MATRIX;
-        }
-    int64_t bad = -1;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) reduction(max : bad)
-#endif
-    for (int32_t k = 0; k < A->nnz; k++)
-        if (A->col_idx[k] < 0 || A->col_idx[k] >= A->n) bad = k > bad ? k : bad;
-    if (bad >= 0) {
-        spmvport_msg(msg, msglen, "teb: column index %d at entry %lld is outside 0..%d", A->col_idx[bad],
-                     (long long)bad, A->n - 1);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    return SPMV_STATUS_SUCCESS;
-}
-
 static spmv_status_t build_lengths(const spmv_matrix_t *A, teb_lengths *L, char *msg, size_t msglen)
 {
     memset(L, 0, sizeof *L);
@@ -536,7 +505,7 @@ spmv_status_t spmvport_build_teb(spmvport_format_data *fd, const spmv_matrix_t *
         spmvport_msg(msg, msglen, "teb: warp size %d: expected a power of two w with w <= %d <= w * w", W, B);
         return SPMV_STATUS_NOT_SUPPORTED;
     }
-    spmv_status_t st = check_matrix(A, msg, msglen);
+    spmv_status_t st = spmvport_check_csr_ranges(A, "teb", msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
 
     /* phase 1: threshold selection */
