@@ -214,3 +214,51 @@ Test(cpu_gpu_layouts, direct_build_checks_the_generic_options)
         }
     spmv_matrix_destroy(A);
 }
+
+/* ---- matrices the public API never makes, at the builders' door -----------------------------------------------
+ * spmv_matrix_create_csr and the readers check every matrix they make; a direct caller of spmvport_format_build
+ * can pass anything, and every builder checks what it indexes by before it does. Before session 59 the CSR
+ * builders and ehyb built plans from out-of-range columns (ehyb crashed at 2^30) and hbp's column-read count wrote
+ * out of bounds. One column of 70000 x 70000 (one block of 32-bit columns for hbp) out of range, or a row pointer
+ * that goes down: INVALID_MATRIX naming the format and the row or entry, on the H200 model and the CPU. */
+Test(cpu_gpu_layouts, direct_build_refuses_unchecked_matrices)
+{
+    enum { N = 70000, PER = 4 };
+    static int32_t ptr[N + 1], col[N * PER];
+    static double val[N * PER];
+    const int32_t bad[] = {-5, N, 1 << 30, INT32_MIN, 0 /* 0: row N/2's pointer goes down instead */};
+    const spmv_device_info_t cpu = {.backend = SPMV_BACKEND_CPU, .name = "cpu", .warp_size = 32};
+    const spmv_device_info_t *devices[] = {&support_gpu_models[0], &cpu};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        for (int32_t r = 0; r <= N; r++) ptr[r] = r * PER;
+        for (int32_t r = 0; r < N; r++) /* a band, sorted: columns r - 1 .. r + 2 folded into range */
+            for (int32_t j = 0; j < PER; j++) col[r * PER + j] = (r + N - 1 + j) % N, val[r * PER + j] = 1.0;
+        for (int32_t r = 0; r < N; r++) /* rows 0 and N - 2, N - 1 wrap: sort them */
+            for (int32_t a = r * PER + 1; a < (r + 1) * PER; a++)
+                for (int32_t k = a; k > r * PER && col[k - 1] > col[k]; k--) {
+                    const int32_t t = col[k];
+                    col[k] = col[k - 1], col[k - 1] = t;
+                }
+        if (b + 1 < sizeof bad / sizeof bad[0]) col[(N / 2) * PER + 1] = bad[b];
+        else ptr[N / 2] = ptr[N / 2 + 1] + 1;
+        struct spmv_matrix A = {N, N, N * PER, SPMV_F64, ptr, col, val, NULL, N * PER};
+        for (size_t d = 0; d < 2; d++)
+            for (size_t f = 0; f < sizeof every_format / sizeof every_format[0]; f++) {
+                const char *name = spmv_format_name(every_format[f]);
+                spmv_plan_options_t opt;
+                spmv_plan_options_init(&opt);
+                spmvport_format_data fd;
+                char msg[SPMVPORT_MSG_LEN] = "";
+                spmv_status_t st = spmvport_format_build(&fd, &A, every_format[f], 32, devices[d], &opt, msg,
+                                                         sizeof msg);
+                if (every_format[f] == SPMV_FORMAT_EHYB && st == SPMV_STATUS_NOT_SUPPORTED) continue; /* no METIS */
+                cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "%s on %s, case %zu: %s (%s)", name, devices[d]->name, b,
+                             spmv_status_string(st), msg);
+                cr_assert(strstr(msg, name) != NULL &&
+                              (strstr(msg, "row") != NULL || strstr(msg, "entry") != NULL ||
+                               strstr(msg, "position") != NULL),
+                          "%s: '%s'", name, msg);
+                cr_assert_eq(fd.narrays, 0, "%s: nothing kept", name);
+            }
+    }
+}

@@ -1,7 +1,7 @@
 /*
  * test_format_csr_lb.c -- csr_lb's split (format_csr.c) on the edge-case corpus at warp sizes 32 and 64 and several
  * chunk sizes; the executor's results are checked against the oracle in test_cpu_executors.c and gpu_suite.h. Also
- * AUTO's rules (format_choose) and the CSR builders' check of an unchecked matrix (csr_builders).
+ * AUTO's rules (format_choose).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -422,41 +422,4 @@ Test(format_choose, gpu_rule_hot_columns)
     cr_assert_eq(spmvport_format_choose(A, &gpu), SPMV_FORMAT_AMF_CSR, "kron:16:16 f64 within L2: %s",
                  spmv_format_name(spmvport_format_choose(A, &gpu)));
     spmv_matrix_destroy(A);
-}
-
-/* The CSR builders (csr_scalar, csr_vector, csr_lb, vendor) given a matrix the public API never makes (it checks
- * columns when it creates one): an out-of-range column or row pointers that go down are refused with the entry or
- * row named, where before session 59 the plan built and the kernels would have read x out of bounds. */
-Test(csr_builders, untrusted_input)
-{
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
-    spmv_plan_options_t o;
-    spmv_plan_options_init(&o);
-    int32_t ptr_ok[] = {0, 2, 3, 4}, ptr_down[] = {0, 3, 2, 4};
-    int32_t col_far[] = {0, 4, 0, 3}, col_neg[] = {-1, 1, 0, 3}, col_ok[] = {0, 3, 2, 1};
-    double val[] = {1, 2, 3, 4};
-    const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR, SPMV_FORMAT_CSR_LB,
-                                     SPMV_FORMAT_VENDOR};
-    struct {
-        int32_t *ptr, *col;
-        const char *names;
-    } cases[] = {{ptr_ok, col_far, "entry 1"}, {ptr_ok, col_neg, "entry 0"}, {ptr_down, col_ok, "row 1"},
-                 {ptr_ok, col_ok, NULL}};
-    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            struct spmv_matrix A = {3, 4, 4, SPMV_F64, cases[i].ptr, cases[i].col, val, NULL, 4};
-            spmvport_format_data fd;
-            char msg[SPMVPORT_MSG_LEN] = "";
-            spmv_status_t st = spmvport_format_build(&fd, &A, formats[f], 32, &dev, &o, msg, sizeof msg);
-            const char *name = spmv_format_name(formats[f]);
-            if (cases[i].names == NULL) {
-                cr_assert_eq(st, SPMV_STATUS_SUCCESS, "%s: %s", name, msg);
-            } else {
-                cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "%s case %zu: %s (%s)", name, i, spmv_status_string(st),
-                             msg);
-                cr_assert(strstr(msg, name) != NULL && strstr(msg, cases[i].names) != NULL, "%s: %s", name, msg);
-            }
-            spmvport_format_data_free(&fd);
-        }
 }

@@ -565,39 +565,6 @@ Test(ehyb, small_matrix_parts)
     spmv_matrix_destroy(A);
 }
 
-/* A matrix the public API never makes (it checks columns when it creates one), given to the builder directly: a
- * column out of range or row pointers that go down are refused with the entry or row named; before session 59 the
- * partition indexed by those columns (a crash at 2^30). */
-Test(ehyb, untrusted_input)
-{
-    spmv_device_info_t dev;
-    memset(&dev, 0, sizeof dev);
-    spmv_plan_options_t o = options(32, 0, 0);
-    int32_t ptr_ok[] = {0, 2, 3, 4}, ptr_down[] = {0, 3, 2, 4};
-    int32_t col_far[] = {0, 4, 0, 3}, col_neg[] = {-1, 1, 0, 3}, col_huge[] = {0, 1 << 30, 0, 3}, col_ok[] = {0, 3, 2, 1};
-    double val[] = {1, 2, 3, 4};
-    struct {
-        int32_t *ptr, *col;
-        const char *names;
-    } cases[] = {{ptr_ok, col_far, "entry 1"}, {ptr_ok, col_neg, "entry 0"}, {ptr_ok, col_huge, "entry 1"},
-                 {ptr_down, col_ok, "row 1"}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct spmv_matrix A = {3, 4, 4, SPMV_F64, cases[i].ptr, cases[i].col, val, NULL, 4};
-        spmvport_format_data fd;
-        char msg[SPMVPORT_MSG_LEN] = "";
-        spmv_status_t st = spmvport_format_build(&fd, &A, SPMV_FORMAT_EHYB, 32, &dev, &o, msg, sizeof msg);
-        cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "case %zu: %s (%s)", i, spmv_status_string(st), msg);
-        cr_assert(strstr(msg, "ehyb") != NULL && strstr(msg, cases[i].names) != NULL, "case %zu: %s", i, msg);
-        spmvport_format_data_free(&fd);
-    }
-    struct spmv_matrix A = {3, 4, 4, SPMV_F64, ptr_ok, col_ok, val, NULL, 4}; /* the valid one builds */
-    spmvport_format_data fd;
-    char msg[SPMVPORT_MSG_LEN] = "";
-    cr_assert_eq(spmvport_format_build(&fd, &A, SPMV_FORMAT_EHYB, 32, &dev, &o, msg, sizeof msg), SPMV_STATUS_SUCCESS,
-                 "%s", msg);
-    spmvport_format_data_free(&fd);
-}
-
 Test(ehyb, bad_options)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
