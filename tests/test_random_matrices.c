@@ -8,6 +8,7 @@
  *   (support_check_executor: three alpha/beta cases, y poisoned when beta = 0), or refuses with
  *   SPMV_STATUS_INVALID_ARGUMENT / NOT_SUPPORTED and a message. The session-56 fuzzer that this test keeps found
  *   METIS printing on stdout from inside ehyb (test_format_ehyb.c: many_parts_on_hubs_print_nothing).
+ *   broken_matrices (session 60): the same matrices with one thing broken, given to every builder directly.
  */
 #include <math.h>
 #include <stddef.h>
@@ -232,3 +233,133 @@ static void random_matrices(uint64_t first, uint64_t count)
 Test(random_matrices, seeds_1_to_200, .timeout = 900) { random_matrices(1, 200); }
 Test(random_matrices, seeds_201_to_400, .timeout = 900) { random_matrices(201, 200); }
 Test(random_matrices, seeds_401_to_600, .timeout = 900) { random_matrices(401, 200); }
+
+/* ---- broken matrices ---------------------------------------------------------------------------------------------
+ * spmv_matrix_create_csr and the readers make every matrix valid (columns in range, sorted and unique in a row); a
+ * direct caller of spmvport_format_build can pass anything. Each seed draws a matrix, copies its arrays, breaks one
+ * thing and builds every format for a random device model:
+ *   out of range (a column below 0 or at n and beyond, a row pointer going down, not starting at 0 or not ending at
+ *   nnz): INVALID_MATRIX with a message naming the format, nothing kept;
+ *   in range (two columns of a row swapped, or one repeated): refused with a message, or the plan computes what the
+ *   oracle computes from the same arrays (it sums every entry it is given). The sanitizer build catches reads out
+ *   of bounds. */
+
+typedef enum { BREAK_COLUMN_LOW, BREAK_COLUMN_HIGH, BREAK_ROW_DOWN, BREAK_FIRST_ROW, BREAK_LAST_ROW, BREAK_SWAP,
+               BREAK_REPEAT, BREAK_KINDS } break_kind;
+
+static const char *const break_names[] = {"column < 0", "column >= n", "row pointer down", "row_ptr[0] != 0",
+                                          "row_ptr[m] != nnz", "two columns swapped", "a column repeated"};
+
+/* Breaks a copy of A's arrays (B's three, which the caller frees); 0 where A has nothing this kind can break. */
+static int break_matrix(const spmv_matrix_t *A, break_kind kind, struct spmv_matrix *B, char *what, size_t len)
+{
+    *B = *A;
+    const size_t vs = spmvport_value_size(A->precision);
+    B->row_ptr = malloc(sizeof(int32_t) * ((size_t)A->m + 1));
+    B->col_idx = malloc(sizeof(int32_t) * ((size_t)A->nnz + 1));
+    B->values = malloc(vs * ((size_t)A->nnz + 1));
+    B->src_map = NULL;
+    cr_assert(B->row_ptr && B->col_idx && B->values);
+    memcpy(B->row_ptr, A->row_ptr, sizeof(int32_t) * ((size_t)A->m + 1));
+    memcpy(B->col_idx, A->col_idx, sizeof(int32_t) * (size_t)A->nnz);
+    memcpy(B->values, A->values, vs * (size_t)A->nnz);
+    int32_t two = -1; /* a row of two entries or more, for the in-range kinds */
+    for (int t = 0; t < 8 && two < 0; t++) {
+        const int32_t i = rng_int(0, A->m - 1);
+        if (A->row_ptr[i + 1] - A->row_ptr[i] >= 2) two = i;
+    }
+    for (int32_t i = 0; i < A->m && two < 0; i++)
+        if (A->row_ptr[i + 1] - A->row_ptr[i] >= 2) two = i;
+    const int32_t e = A->nnz > 0 ? rng_int(0, A->nnz - 1) : -1;
+    switch (kind) {
+    case BREAK_COLUMN_LOW:
+        if (e < 0) return 0;
+        B->col_idx[e] = rng_int(0, 1) ? -1 : rng_int(0, 1) ? INT32_MIN : -rng_int(2, 1 << 30);
+        snprintf(what, len, "entry %d's column %d", e, B->col_idx[e]);
+        return 1;
+    case BREAK_COLUMN_HIGH:
+        if (e < 0) return 0;
+        B->col_idx[e] = rng_int(0, 1) ? A->n : rng_int(0, 1) ? INT32_MAX : A->n + rng_int(1, 1 << 30);
+        snprintf(what, len, "entry %d's column %d", e, B->col_idx[e]);
+        return 1;
+    case BREAK_ROW_DOWN: { /* row r - 1 ends before it starts (r < m: row_ptr[m] stays nnz) */
+        if (A->m < 2) return 0;
+        const int32_t r = rng_int(1, A->m - 1);
+        B->row_ptr[r] = B->row_ptr[r - 1] - 1 - rng_int(0, 3);
+        snprintf(what, len, "row_ptr[%d] = %d below row_ptr[%d]", r, B->row_ptr[r], r - 1);
+        return 1;
+    }
+    case BREAK_FIRST_ROW:
+        B->row_ptr[0] = rng_int(0, 1) ? -rng_int(1, 100) : B->row_ptr[1] + 1;
+        snprintf(what, len, "row_ptr[0] = %d", B->row_ptr[0]);
+        return 1;
+    case BREAK_LAST_ROW:
+        B->row_ptr[A->m] = A->nnz + (rng_int(0, 1) ? 1 : A->nnz > 0 && A->row_ptr[A->m - 1] < A->nnz ? -1 : 1);
+        snprintf(what, len, "row_ptr[m] = %d for %d entries", B->row_ptr[A->m], A->nnz);
+        return 1;
+    case BREAK_SWAP: {
+        if (two < 0) return 0;
+        const int32_t k = rng_int(A->row_ptr[two], A->row_ptr[two + 1] - 2);
+        const int32_t c = B->col_idx[k];
+        B->col_idx[k] = B->col_idx[k + 1], B->col_idx[k + 1] = c;
+        snprintf(what, len, "row %d's entries %d and %d swapped", two, k, k + 1);
+        return 1;
+    }
+    default: { /* BREAK_REPEAT */
+        if (two < 0) return 0;
+        const int32_t k = rng_int(A->row_ptr[two], A->row_ptr[two + 1] - 2);
+        B->col_idx[k + 1] = B->col_idx[k];
+        snprintf(what, len, "row %d's column %d repeated at entry %d", two, B->col_idx[k], k + 1);
+        return 1;
+    }
+    }
+}
+
+static void broken_matrices(uint64_t first, uint64_t count)
+{
+    if (getenv("SPMVPORT_TEST_QUICK")) count /= 4;
+    for (uint64_t seed = first; seed < first + count; seed++) {
+        rng_state = seed;
+        const spmv_precision_t p = rng_int(0, 1) ? SPMV_F32 : SPMV_F64;
+        char desc[160], broke[96];
+        spmv_matrix_t *A =
+            rng_int(0, 9) < 6 ? random_rows(p, desc, sizeof desc) : generated_matrix(p, desc, sizeof desc);
+        const break_kind kind = (break_kind)rng_int(0, BREAK_KINDS - 1);
+        struct spmv_matrix B;
+        if (A->m == 0 || !break_matrix(A, kind, &B, broke, sizeof broke)) {
+            if (A->m > 0) free(B.row_ptr), free(B.col_idx), free(B.values);
+            spmv_matrix_destroy(A);
+            continue;
+        }
+        const int d = rng_int(0, SUPPORT_GPU_MODELS + 1);
+        const spmv_device_info_t *dev =
+            d < SUPPORT_GPU_MODELS ? &support_gpu_models[d] : &cpu_models[d - SUPPORT_GPU_MODELS];
+        for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+            const char *name = spmv_format_name(formats[f].format);
+            char what[512];
+            snprintf(what, sizeof what, "seed %llu: %s on %s, %s, %s; broken: %s (%s)", (unsigned long long)seed, name,
+                     dev->name, p == SPMV_F32 ? "f32" : "f64", desc, break_names[kind], broke);
+            spmv_plan_options_t opt;
+            spmv_plan_options_init(&opt);
+            spmvport_format_data fd;
+            char msg[SPMVPORT_MSG_LEN] = "";
+            long printed = 0;
+            const spmv_status_t st = support_build_quietly(&fd, &B, formats[f].format, dev->warp_size, dev, &opt, msg,
+                                                           sizeof msg, &printed);
+            cr_assert_eq(printed, 0, "%s: the build printed %ld bytes on stdout", what, printed);
+            if (formats[f].format == SPMV_FORMAT_EHYB && st == SPMV_STATUS_NOT_SUPPORTED) continue; /* no METIS */
+            if (kind < BREAK_SWAP || st != SPMV_STATUS_SUCCESS) {
+                cr_assert_eq(st, SPMV_STATUS_INVALID_MATRIX, "%s: %s (%s)", what, spmv_status_string(st), msg);
+                cr_assert(strstr(msg, name) != NULL, "%s: the message '%s' names no format", what, msg);
+                cr_assert_eq(fd.narrays, 0, "%s: nothing kept", what);
+                continue;
+            }
+            support_check_executor(&fd, formats[f].run, &B, what);
+            spmvport_format_data_free(&fd);
+        }
+        free(B.row_ptr), free(B.col_idx), free(B.values);
+        spmv_matrix_destroy(A);
+    }
+}
+
+Test(broken_matrices, seeds_1_to_300, .timeout = 900) { broken_matrices(1, 300); }
