@@ -143,12 +143,12 @@ Test(format_choose, f32_regular_rows_in_l2)
 
 /* Short regular rows with random columns within L2 take amf_csr in f64 from 3M entries (uniform:1000000:3),
  * csr_scalar below (uniform:200000:3) and in f32; the stencil's short rows (x read along diagonals) keep csr_scalar
- * at any size. */
+ * (from 3M entries tile: f64_stencils_within_l2_from_3m_entries). */
 Test(format_choose, scattered_short_rows_in_l2)
 {
     static const l2_case cases[] = {
         {"uniform:1000000:3", 0, SPMV_FORMAT_AMF_CSR}, {"uniform:1000000:3", 1, SPMV_FORMAT_CSR_SCALAR},
-        {"uniform:200000:3", 0, SPMV_FORMAT_CSR_SCALAR}, {"stencil2d:5:800", 0, SPMV_FORMAT_CSR_SCALAR}};
+        {"uniform:200000:3", 0, SPMV_FORMAT_CSR_SCALAR}, {"stencil2d:5:750", 0, SPMV_FORMAT_CSR_SCALAR}};
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0]);
 }
 
@@ -220,12 +220,17 @@ Test(format_choose, stencil_diagonals_take_tile)
 }
 
 /* f64 stencils within a 60 MB L2 take tile from AUTO_L2_F64_STENCIL_NNZ (3M) entries (session 57, run D1, H200:
- * tile 1.02-1.03x csr_scalar at stencil3d:7:76, 3.04M entries; 0.95-0.98x at :7:74, 2.80M), not in f32. */
+ * tile 1.02-1.03x csr_scalar at stencil3d:7:76, 3.04M entries; 0.95-0.98x at :7:74, 2.80M), 5-point ones too
+ * (session 60, H100: 1.21-1.32x csr_scalar at 3.2-4.0M entries; beyond L2 they need more than 6 a row), and rows of
+ * more than 20 entries from AUTO_L2_F64_LONG_STENCIL_NNZ (2M: the 27-point stencil, 1.10-1.45x csr_vector at 2.2-2.9M
+ * entries; 1.04x at 1.9M); not in f32. */
 Test(format_choose, f64_stencils_within_l2_from_3m_entries)
 {
     static const struct { const char *spec; spmv_precision_t p; spmv_format_t want; } cases[] = {
-        {"stencil3d:7:74", SPMV_F64, SPMV_FORMAT_CSR_SCALAR}, {"stencil3d:7:76", SPMV_F64, SPMV_FORMAT_TILE},
-        {"stencil3d:7:76", SPMV_F32, SPMV_FORMAT_CSR_SCALAR}, {"stencil2d:5:800", SPMV_F64, SPMV_FORMAT_CSR_SCALAR}};
+        {"stencil3d:7:74", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},  {"stencil3d:7:76", SPMV_F64, SPMV_FORMAT_TILE},
+        {"stencil3d:7:76", SPMV_F32, SPMV_FORMAT_CSR_SCALAR},  {"stencil2d:5:750", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil2d:5:800", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:42", SPMV_F64, SPMV_FORMAT_CSR_VECTOR},
+        {"stencil3d:27:44", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:44", SPMV_F32, SPMV_FORMAT_AMF_CSR}};
     spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;

@@ -91,9 +91,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
- *   GPU, f64 regular rows, average > 6, beyond L2 or from       tile        (its band plan, every tile band since
- *     AUTO_L2_F64_STENCIL_NNZ entries within it, entries on
- *     a few diagonals in tight runs, at least 90% full                        session 32: 9- and 27-point stencils
+ *   GPU, f64 regular rows, average > 6 beyond L2; within it     tile        (its band plan, every tile band since
+ *     from AUTO_L2_F64_STENCIL_NNZ entries (from AUTO_L2_F64_
+ *     LONG_STENCIL_NNZ for more than 20 a row); entries on a few
+ *     diagonals in tight runs, at least 90% full                              session 32: 9- and 27-point stencils
  *     (stencil_diagonals: every tile a band tile without many                 1.00-1.27x the choice below in f64,
  *     holes)                                                                  sessions 32-33; f32 not taken: 0.95-
  *                                                                             1.21x then, 0.88-1.14x in session 55;
@@ -106,7 +107,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             run D1: 1.02-1.38x the choice below on
  *                                                                             10 grids of 3.0-5.1M entries, 7-, 9- and
  *                                                                             27-point; under 3M 0.88-0.98x on two of
- *                                                                             six, the 27-point ones 1.07-1.30x)
+ *                                                                             six, the 27-point ones 1.07-1.30x;
+ *                                                                             session 60, H100: 27-point from 2M and
+ *                                                                             5-point within L2 from 3M, 1.10-1.45x
+ *                                                                             and 1.21-1.32x the former choice)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
@@ -144,7 +148,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
 #define AUTO_L2_F64_STENCIL_NNZ 3000000   /* f64 stencils within L2: tile from here (stencil3d:7:74, 2.8M: 0.95-0.99x) */
-#define AUTO_STENCIL_MIN_AVG 6.0          /* band plans from 7 entries a row (5-point stencils: 0.84-0.86x) */
+#define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
+#define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.07-1.39x csr_vector; session 60) */
+#define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
@@ -253,8 +259,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
-    if (gpu && A->precision == SPMV_F64 && regular && (!in_l2 || A->nnz >= AUTO_L2_F64_STENCIL_NNZ) &&
-        avg > AUTO_STENCIL_MIN_AVG && stencil_diagonals(A))
+    const double l2_stencil_nnz = avg > AUTO_LONG_STENCIL_AVG ? AUTO_L2_F64_LONG_STENCIL_NNZ : AUTO_L2_F64_STENCIL_NNZ;
+    if (gpu && A->precision == SPMV_F64 && regular && (in_l2 ? A->nnz >= l2_stencil_nnz : avg > AUTO_STENCIL_MIN_AVG) &&
+        stencil_diagonals(A))
         return SPMV_FORMAT_TILE;
     if (regular && avg <= 12) {
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
