@@ -149,7 +149,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
 #define AUTO_L2_F64_STENCIL_NNZ 3000000   /* f64 stencils within L2: tile from here (stencil3d:7:74, 2.8M: 0.95-0.99x) */
 #define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
-#define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.07-1.39x csr_vector; session 60) */
+#define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
