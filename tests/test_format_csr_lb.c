@@ -223,14 +223,15 @@ Test(format_choose, stencil_diagonals_take_tile)
  * tile 1.02-1.03x csr_scalar at stencil3d:7:76, 3.04M entries; 0.95-0.98x at :7:74, 2.80M), 5-point ones too
  * (session 60, H100: 1.21-1.32x csr_scalar at 3.2-4.0M entries; beyond L2 they need more than 6 a row), and rows of
  * more than 20 entries from AUTO_L2_F64_LONG_STENCIL_NNZ (2M: the 27-point stencil, 1.10-1.45x csr_vector at 2.2-2.9M
- * entries; 1.04x at 1.9M); not in f32. */
+ * entries; 1.04x at 1.9M); within L2 from 3 entries a row (AUTO_L2_STENCIL_MIN_AVG); not in f32. */
 Test(format_choose, f64_stencils_within_l2_from_3m_entries)
 {
     static const struct { const char *spec; spmv_precision_t p; spmv_format_t want; } cases[] = {
         {"stencil3d:7:74", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},  {"stencil3d:7:76", SPMV_F64, SPMV_FORMAT_TILE},
         {"stencil3d:7:76", SPMV_F32, SPMV_FORMAT_CSR_SCALAR},  {"stencil2d:5:750", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},
         {"stencil2d:5:800", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:42", SPMV_F64, SPMV_FORMAT_CSR_VECTOR},
-        {"stencil3d:27:44", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:44", SPMV_F32, SPMV_FORMAT_AMF_CSR}};
+        {"stencil3d:27:44", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:44", SPMV_F32, SPMV_FORMAT_AMF_CSR},
+        {"banded:1100000:1", SPMV_F64, SPMV_FORMAT_TILE}}; /* tridiagonal, 3.3M entries: 1.12x csr_scalar */
     spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
@@ -242,6 +243,19 @@ Test(format_choose, f64_stencils_within_l2_from_3m_entries)
                      cases[i].p == SPMV_F64 ? "f64" : "f32", spmv_format_name(got), spmv_format_name(cases[i].want));
         spmv_matrix_destroy(A);
     }
+    /* a diagonal of 3.2M entries (one a row: never measured) keeps csr_scalar */
+    enum { N = 3200000 };
+    int32_t *ptr = malloc(sizeof(int32_t) * (N + 1)), *col = malloc(sizeof(int32_t) * N);
+    double *val = malloc(sizeof(double) * N);
+    cr_assert(ptr && col && val);
+    for (int32_t i = 0; i < N; i++) ptr[i] = col[i] = i, val[i] = 1.0;
+    ptr[N] = N;
+    spmv_matrix_t *D = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&D, N, N, N, ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmvport_format_choose(D, &gpu), SPMV_FORMAT_CSR_SCALAR, "diagonal: %s",
+                 spmv_format_name(spmvport_format_choose(D, &gpu)));
+    spmv_matrix_destroy(D);
+    free(ptr), free(col), free(val);
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB

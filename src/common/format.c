@@ -151,6 +151,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
 #define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
+#define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal 1.12x csr_scalar; fewer never measured) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
@@ -260,8 +261,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
                          ((double)A->m + 1) * sizeof(int32_t);
     const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
     const double l2_stencil_nnz = avg > AUTO_LONG_STENCIL_AVG ? AUTO_L2_F64_LONG_STENCIL_NNZ : AUTO_L2_F64_STENCIL_NNZ;
-    if (gpu && A->precision == SPMV_F64 && regular && (in_l2 ? A->nnz >= l2_stencil_nnz : avg > AUTO_STENCIL_MIN_AVG) &&
-        stencil_diagonals(A))
+    const int stencil_size =
+        in_l2 ? A->nnz >= l2_stencil_nnz && avg > AUTO_L2_STENCIL_MIN_AVG : avg > AUTO_STENCIL_MIN_AVG;
+    if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
         return SPMV_FORMAT_TILE;
     if (regular && avg <= 12) {
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
