@@ -175,24 +175,7 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      AMF_MAX_RESIDENT);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
-        spmvport_msg(msg, msglen, "amf_csr: bad matrix (m = %d, n = %d, nnz = %d or NULL arrays)", A->m, A->n,
-                     A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
-        spmvport_msg(msg, msglen, "amf_csr: row_ptr[0] = %d and row_ptr[m] = %d; expected 0 and nnz = %d",
-                     A->row_ptr[0], A->row_ptr[A->m], A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    int32_t bad = -1;
-    for (int32_t r = 0; r < A->m && bad < 0; r++)
-        if (A->row_ptr[r + 1] < A->row_ptr[r]) bad = r;
-    if (bad >= 0) {
-        spmvport_msg(msg, msglen, "amf_csr: row_ptr decreases at row %d", bad);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    return SPMV_STATUS_SUCCESS;
+    return spmvport_check_csr_rows(A, "amf_csr", msg, msglen); /* columns: fill_entries */
 }
 
 /* ==================================================================================================== */

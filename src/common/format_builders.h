@@ -42,9 +42,11 @@ int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, in
 /* The automatic size of a global hot copy (csr_lb's lb_hot, hbp's hbp_hot_copy = 2): 8192 f64 or 16384 f32 columns
  * (H100, session 46: 4096-65536 measured; 128 KiB 1-11% slower on 8 of 9 graphs in f64, 1-6% in f32) */
 #define SPMVPORT_HOT_AUTO_BYTES 65536
-/* A's sizes and arrays, row_ptr[0] = 0, row_ptr[m] = nnz, row pointers that never decrease and columns in [0, n);
- * else INVALID_MATRIX with a message naming the row or the entry, prefixed by `who`. Matrices of the public API were
- * checked when made; the builders check again before they index by A's arrays (internal callers). */
+/* A's sizes and arrays, row_ptr[0] = 0, row_ptr[m] = nnz and row pointers that never decrease (_rows), and columns
+ * in [0, n) too (_ranges); else INVALID_MATRIX with a message naming the row or the entry, prefixed by `who`.
+ * Matrices of the public API were checked when made; the builders check again before they index by A's arrays
+ * (internal callers; hbp and amf_csr check their columns in their own first pass). */
+spmv_status_t spmvport_check_csr_rows(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen);
 spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen);
 /* How often each column of A is read (n counts, columns out of range not counted; NULL when out of host memory;
  * the caller frees it). */

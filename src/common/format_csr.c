@@ -130,7 +130,7 @@ static spmv_status_t add_lb_split(spmvport_format_data *fd, const spmv_matrix_t 
 
 /* spmv_matrix_create_csr checks every matrix the public API makes; builders reached through the internal
  * spmvport_format_build check again what they index by before they do (see format_builders.h). */
-spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen)
+spmv_status_t spmvport_check_csr_rows(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen)
 {
     if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL ||
         (A->nnz > 0 && (A->col_idx == NULL || A->values == NULL))) {
@@ -147,6 +147,13 @@ spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who,
             spmvport_msg(msg, msglen, "%s: row_ptr decreases at row %d", who, i);
             return SPMV_STATUS_INVALID_MATRIX;
         }
+    return SPMV_STATUS_SUCCESS;
+}
+
+spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen)
+{
+    const spmv_status_t rows = spmvport_check_csr_rows(A, who, msg, msglen);
+    if (rows != SPMV_STATUS_SUCCESS) return rows;
     int64_t bad = -1;
 #pragma omp parallel for schedule(static) reduction(max : bad)
     for (int32_t k = 0; k < A->nnz; k++)

@@ -478,25 +478,6 @@ static int32_t first_bad_row(const spmv_matrix_t *A)
     return -1;
 }
 
-static spmv_status_t check_row_ptr(const spmv_matrix_t *A, char *msg, size_t msglen)
-{
-    if (A->m < 0 || A->n < 0 || A->nnz < 0 || A->row_ptr == NULL || (A->nnz > 0 && (!A->col_idx || !A->values))) {
-        spmvport_msg(msg, msglen, "hbp: malformed matrix (%d x %d, %d entries)", A->m, A->n, A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    if (A->row_ptr[0] != 0 || A->row_ptr[A->m] != A->nnz) {
-        spmvport_msg(msg, msglen, "hbp: row pointer runs from %d to %d, expected 0 to %d", A->row_ptr[0],
-                     A->row_ptr[A->m], A->nnz);
-        return SPMV_STATUS_INVALID_MATRIX;
-    }
-    for (int32_t r = 0; r < A->m; r++)
-        if (A->row_ptr[r + 1] < A->row_ptr[r]) {
-            spmvport_msg(msg, msglen, "hbp: row pointer decreases at row %d", r);
-            return SPMV_STATUS_INVALID_MATRIX;
-        }
-    return SPMV_STATUS_SUCCESS;
-}
-
 static spmv_status_t count_segments(hbp_build *B, char *msg, size_t msglen)
 {
     const spmv_matrix_t *A = B->A;
@@ -1796,7 +1777,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
                            const spmv_plan_options_t *opt, char *msg, size_t msglen)
 {
     const spmv_matrix_t *A = B->A;
-    spmv_status_t st = check_row_ptr(A, msg, msglen);
+    spmv_status_t st = spmvport_check_csr_rows(A, "hbp", msg, msglen); /* columns: count_segments */
     if (st == SPMV_STATUS_SUCCESS) st = check_options(B, opt, dev, msg, msglen);
     if (st != SPMV_STATUS_SUCCESS) return st;
 
