@@ -5,7 +5,9 @@
 #       Configures (if BUILD_DIR has no CMakeCache.txt; default /tmp/spmvport-build-device: CUDA on, HIP off,
 #       sm_90) and builds, bundles the build with shared/tools/device-bundle into .device-bundle/ (dropping the
 #       CUDA toolkit libraries the GPU machine has: cuSPARSE and nvJitLink alone are 250 MB, over the 64 MiB a
-#       device run may carry), and copies the shared matrices into .device-matrices/. Prints the device call.
+#       device run may carry), and copies the shared matrices into .device-matrices/. The checkout (its docs/data
+#       included) and those two folders together pass 64 MiB, so both also go, xz-compressed, into .device-pack/
+#       (about 25 MB), the one folder a device call carries; 'run' unpacks it. Prints the device call.
 #
 #   bash ci/gpu-test.sh [run] [STAGE ...]        on the GPU machine, in the repository root
 #       STAGEs: tests memcheck racecheck bench variants shared (default: the first four, in that order). Logs and a summary go to $OUT
@@ -52,11 +54,21 @@ if [ "$mode" = prepare ]; then
   rm -rf "$root/.device-matrices"
   cp -r "$shared/matrices" "$root/.device-matrices"
   echo "gpu-test: bundle $(du -sh "$root/.device-bundle" | cut -f1), matrices $(du -sh "$root/.device-matrices" | cut -f1)"
-  for d in .device-bundle .device-matrices; do
+  # the pack: the bundle as it is, the matrices as plain .mtx under xz (about half their gzip size)
+  pack=$root/.device-pack
+  rm -rf "$pack" && mkdir -p "$pack"
+  (cd "$root" && tar cf - .device-bundle | xz -6 -T0 > "$pack/bundle.tar.xz")
+  tmp=$(mktemp -d)
+  cp "$shared/matrices"/* "$tmp/" && gunzip -q "$tmp"/*.gz
+  tar cf - -C "$tmp" . | xz -6 -T0 > "$pack/matrices.tar.xz"
+  rm -rf "$tmp"
+  echo "gpu-test: pack $(du -sh "$pack" | cut -f1) (checkout without .git: $(du -sh --exclude=.git --exclude=.device-bundle \
+    --exclude=.device-matrices --exclude=.device-pack "$root" | cut -f1); a device call carries 64 MiB in all)"
+  for d in .device-bundle .device-matrices .device-pack; do
     git -C "$root" check-ignore -q "$d" || echo "gpu-test: $d is not ignored: echo /$d/ >> .git/info/exclude"
   done
   echo "gpu-test: now, with the device tool:"
-  echo "  run(command=\"bash ci/gpu-test.sh run\", carry=[\".device-bundle\", \".device-matrices\"], timeout_s=600)"
+  echo "  run(command=\"bash ci/gpu-test.sh run\", carry=[\".device-pack\"], timeout_s=600)"
   exit 0
 fi
 if [ "$mode" != run ]; then
@@ -70,6 +82,14 @@ OUT=${OUT:-/tmp/spmvport-gpu-test}
 mkdir -p "$OUT"
 bundle=$root/.device-bundle
 bin=$bundle/build/bin
+# a carried .device-pack (from 'prepare') replaces the bundle and the matrices
+if [ -f "$root/.device-pack/bundle.tar.xz" ]; then
+  rm -rf "$bundle" && tar xJf "$root/.device-pack/bundle.tar.xz" -C "$root"
+fi
+if [ -f "$root/.device-pack/matrices.tar.xz" ]; then
+  rm -rf "$root/.device-matrices" && mkdir -p "$root/.device-matrices"
+  tar xJf "$root/.device-pack/matrices.tar.xz" -C "$root/.device-matrices" && gzip -1 "$root/.device-matrices"/*.mtx
+fi
 summary=$OUT/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
@@ -82,7 +102,7 @@ fi
 export LD_LIBRARY_PATH="$bundle/lib:$bundle/build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib"
 export SPMVPORT_BACKEND_PATH=$bundle/build/lib
 export SPMVPORT_MATRIX_DIR=${SPMVPORT_MATRIX_DIR:-$root/.device-matrices}
-[ -d "$SPMVPORT_MATRIX_DIR" ] || note "gpu-test: warning: no matrices at $SPMVPORT_MATRIX_DIR (carry .device-matrices)"
+[ -d "$SPMVPORT_MATRIX_DIR" ] || note "gpu-test: warning: no matrices at $SPMVPORT_MATRIX_DIR (carry .device-pack, or .device-matrices)"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 jobs=$(nproc 2>/dev/null || echo 4)
 [ "$jobs" -gt 8 ] && jobs=8
