@@ -7,7 +7,7 @@
 #       CUDA toolkit libraries the GPU machine has: cuSPARSE and nvJitLink alone are 250 MB, over the 64 MiB a
 #       device run may carry), and copies the shared matrices into .device-matrices/. The checkout (its docs/data
 #       included) and those two folders together pass 64 MiB, so both also go, xz-compressed, into .device-pack/
-#       (about 25 MB), the one folder a device call carries; 'run' unpacks it. Prints the device call.
+#       (about 24 MiB), the one folder a device call carries; 'run' unpacks it. Prints the device call.
 #
 #   bash ci/gpu-test.sh [run] [STAGE ...]        on the GPU machine, in the repository root
 #       STAGEs: tests memcheck racecheck bench variants shared (default: the first four, in that order). Logs and a summary go to $OUT
