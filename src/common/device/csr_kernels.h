@@ -27,7 +27,33 @@ PORT_DEVICE void csr_store(T *__restrict__ y, int r, T alpha, T sum, T beta)
     y[r] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[r];
 }
 
-/* ---- csr_scalar: one thread per row ------------------------------------------------------------------------ */
+/* Adds val[k] * x[col[k]] for the B entries k = k0, k0 + step, ... below end to sum, in that order (the same sum
+ * as one at a time): the batch's columns and values are loaded together, then its x, then added, so a short row
+ * waits for two loads a batch, not two an entry (the compiler's own unrolled loop sends a row of 3 entries through
+ * its one-at-a-time remainder loop). Slots at or past end load nothing and add nothing. Stream: entries read once
+ * take streaming loads, which leave the caches to x. */
+template <int B, bool Stream, typename T>
+PORT_DEVICE void csr_add_batch(int k0, int step, int end, const int *__restrict__ col, const T *__restrict__ val,
+                               const T *__restrict__ x, T &sum)
+{
+    int c[B];
+    T v[B], xv[B];
+#pragma unroll
+    for (int j = 0; j < B; j++) {
+        const int k = k0 + j * step;
+        c[j] = k < end ? (Stream ? port_ld_stream(col + k) : port_ldg(col + k)) : 0;
+        v[j] = k < end ? (Stream ? port_ld_stream(val + k) : port_ldg(val + k)) : T(0);
+    }
+#pragma unroll
+    for (int j = 0; j < B; j++) xv[j] = k0 + j * step < end ? port_ldg(x + c[j]) : T(0);
+#pragma unroll
+    for (int j = 0; j < B; j++)
+        if (k0 + j * step < end) sum += v[j] * xv[j];
+}
+
+/* ---- csr_scalar: one thread per row, entries in batches of 4 ------------------------------------------------ */
+constexpr int csr_scalar_batch = 4;
+
 template <int W, typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     csr_scalar_kernel(int m, const int *__restrict__ ptr, const int *__restrict__ col, const T *__restrict__ val,
@@ -37,11 +63,15 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     const long long r = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
     if (r >= m) return;
     T sum = 0;
-    for (int k = ptr[r], e = ptr[r + 1]; k < e; k++) sum += val[k] * port_ldg(x + col[k]);
+    for (int k = ptr[r], e = ptr[r + 1]; k < e; k += csr_scalar_batch)
+        csr_add_batch<csr_scalar_batch, false>(k, 1, e, col, val, x, sum);
     csr_store(y, (int)r, alpha, sum, beta);
 }
 
-/* ---- csr_vector: 2^lanes_log2 lanes per row ------------------------------------------------------------------ */
+/* ---- csr_vector: 2^lanes_log2 lanes per row, a lane's entries in batches of 2 (the lane count gives most rows
+ * fewer than 2 entries a lane) ---------------------------------------------------------------------------------- */
+constexpr int csr_vector_batch = 2;
+
 template <int W, typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     csr_vector_kernel(int m, int lanes_log2, const int *__restrict__ ptr, const int *__restrict__ col,
@@ -53,11 +83,9 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     const long long r = t >> lanes_log2;
     const int l = (int)(t & (lanes - 1));
     T sum = 0;
-    if (r < m) {
-        const int end = ptr[r + 1];
-        for (int k = ptr[r] + l; k < end; k += lanes) /* entries read once: streaming loads leave the caches to x */
-            sum += port_ld_stream(val + k) * port_ldg(x + port_ld_stream(col + k));
-    }
+    if (r < m)
+        for (int k = ptr[r] + l, e = ptr[r + 1]; k < e; k += csr_vector_batch * lanes)
+            csr_add_batch<csr_vector_batch, true>(k, lanes, e, col, val, x, sum);
     /* every lane of the warp shuffles, those past the last row too; lane 0 of each group ends with the row */
     for (int off = lanes >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
     if (l == 0 && r < m) csr_store(y, (int)r, alpha, sum, beta);
