@@ -223,7 +223,8 @@ Test(format_choose, stencil_diagonals_take_tile)
  * tile 1.02-1.03x csr_scalar at stencil3d:7:76, 3.04M entries; 0.95-0.98x at :7:74, 2.80M), 5-point ones too
  * (session 60, H100: 1.21-1.32x csr_scalar at 3.2-4.0M entries; beyond L2 they need more than 6 a row), and rows of
  * more than 20 entries from AUTO_L2_F64_LONG_STENCIL_NNZ (2M: the 27-point stencil, 1.10-1.45x csr_vector at 2.2-2.9M
- * entries; 1.04x at 1.9M); within L2 from 3 entries a row (AUTO_L2_STENCIL_MIN_AVG); not in f32. */
+ * entries; 1.04x at 1.9M); within L2 from 3 entries a row (AUTO_L2_STENCIL_MIN_AVG); not in f32. Tridiagonal rows of
+ * 3M entries fitting L2 are near its size, where csr_vector comes first (test below). */
 Test(format_choose, f64_stencils_within_l2_from_3m_entries)
 {
     static const struct { const char *spec; spmv_precision_t p; spmv_format_t want; } cases[] = {
@@ -231,7 +232,7 @@ Test(format_choose, f64_stencils_within_l2_from_3m_entries)
         {"stencil3d:7:76", SPMV_F32, SPMV_FORMAT_CSR_SCALAR},  {"stencil2d:5:750", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},
         {"stencil2d:5:800", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:42", SPMV_F64, SPMV_FORMAT_CSR_VECTOR},
         {"stencil3d:27:44", SPMV_F64, SPMV_FORMAT_TILE},       {"stencil3d:27:44", SPMV_F32, SPMV_FORMAT_AMF_CSR},
-        {"banded:1100000:1", SPMV_F64, SPMV_FORMAT_TILE}}; /* tridiagonal, 3.3M entries: 1.12x csr_scalar */
+        {"banded:1100000:1", SPMV_F64, SPMV_FORMAT_CSR_VECTOR}}; /* tridiagonal fitting L2: near it (test below) */
     spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         spmv_matrix_t *A = NULL;
@@ -256,6 +257,35 @@ Test(format_choose, f64_stencils_within_l2_from_3m_entries)
                  spmv_format_name(spmvport_format_choose(D, &gpu)));
     spmv_matrix_destroy(D);
     free(ptr), free(col), free(val);
+}
+
+/* Tridiagonal rows whose arrays with x and y are 0.8-1.7 L2s take csr_vector, in both precisions (session 63, H100
+ * runs G2-G3: 1.05-1.33x csr_scalar and tile); just outside the window, and 3 a row read scattered, keep the choice
+ * before (on a 50 MiB L2, the H100's: banded:900000:1 f32 is 0.77 L2s, :2600000:1 f32 1.79, :1800000:1 f64 1.92). */
+Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
+{
+    static const struct { const char *spec; spmv_precision_t p; spmv_format_t want; } cases[] = {
+        {"banded:900000:1", SPMV_F32, SPMV_FORMAT_CSR_SCALAR},  {"banded:1300000:1", SPMV_F32, SPMV_FORMAT_CSR_VECTOR},
+        {"banded:2200000:1", SPMV_F32, SPMV_FORMAT_CSR_VECTOR}, {"banded:2600000:1", SPMV_F32, SPMV_FORMAT_CSR_SCALAR},
+        {"banded:700000:1", SPMV_F64, SPMV_FORMAT_CSR_SCALAR},  {"banded:800000:1", SPMV_F64, SPMV_FORMAT_CSR_VECTOR},
+        {"banded:1100000:1", SPMV_F64, SPMV_FORMAT_CSR_VECTOR}, {"banded:1500000:1", SPMV_F64, SPMV_FORMAT_CSR_VECTOR},
+        {"banded:1800000:1", SPMV_F64, SPMV_FORMAT_CSR_SCALAR}, {"uniform:1200000:3", SPMV_F64, SPMV_FORMAT_AMF_CSR}};
+    const spmv_device_info_t gpu = gpu_with_l2((size_t)50 << 20);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, cases[i].p, 42), SPMV_STATUS_SUCCESS);
+        const spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "%s %s: AUTO chose %s, expected %s", cases[i].spec,
+                     cases[i].p == SPMV_F64 ? "f64" : "f32", spmv_format_name(got), spmv_format_name(cases[i].want));
+        spmv_matrix_destroy(A);
+    }
+    /* the CPU has no such window */
+    spmv_device_info_t cpu = gpu;
+    cpu.backend = SPMV_BACKEND_CPU;
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "banded:1100000:1", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmvport_format_choose(A, &cpu), SPMV_FORMAT_CSR_SCALAR);
+    spmv_matrix_destroy(A);
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
