@@ -27,6 +27,8 @@
 #     Criterion --filter for test_gpu_cuda there; GPU_TEST_VARIANTS: the variants stage's runs (see run_variants).
 #     GPU_TEST_MEMCHECK_FILTERS / GPU_TEST_RACECHECK_FILTERS: space-separated Criterion --filter patterns
 #     (extglob: gpu_cuda/@(csr_lb|vendor)_corpus_*); tests left out by a filter print "[SKIP] ... disabled".
+#     SPMVPORT_TEST_HUGE=1 (exported) adds test_gpu_cuda's entries_up_to_int32_max to the tests stage: a matrix of
+#     INT32_MAX entries, about 40 GB of host and 18 GB of device memory, 40 s on an H100 (give the stage the time).
 #     Exit status 0 when every stage that ran passed.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1200,3 +1200,48 @@ Test(SUITE, plan_info_reports_device_bytes)
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);
 }
+
+/* A matrix of INT32_MAX entries (the most an int32 row pointer holds), in f32: 2^21 rows of 1024 entries, the last
+ * of 1023, so the last row ends at INT32_MAX and csr_scalar's and csr_vector's index steps pass it (int indices
+ * overflowed there and read out of bounds: csr_index_unsigned). Needs about 40 GB of host memory, 18 GB of device
+ * memory and a minute, so it runs only when SPMVPORT_TEST_HUGE is set (ci/gpu-test.sh does not set it; run it by
+ * hand on the GPU machine: session 63, H100, 38 s, and the kernels before it failed with an illegal address). */
+Test(SUITE, entries_up_to_int32_max, .timeout = 600)
+{
+    if (getenv("SPMVPORT_TEST_HUGE") == NULL) cr_skip_test("set SPMVPORT_TEST_HUGE to run it");
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    enum { M = 1 << 21, N = 1024 };
+    const int32_t nnz = INT32_MAX;
+    int32_t *ptr = malloc(sizeof(int32_t) * (M + 1)), *col = malloc(sizeof(int32_t) * (size_t)nnz);
+    float *val = malloc(sizeof(float) * (size_t)nnz), *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * M);
+    cr_assert(ptr && col && val && x && y, "host memory");
+    for (int32_t i = 0; i <= M; i++) ptr[i] = i < M ? i * N : nnz;
+    for (int64_t k = 0; k < nnz; k++) col[k] = (int32_t)(k % N), val[k] = (float)(k % 3 + 1);
+    for (int j = 0; j < N; j++) x[j] = (float)(j % 7);
+    spmv_matrix_t *A;
+    cr_assert_eq(spmv_matrix_create_csr(&A, M, N, nnz, ptr, col, val, SPMV_F32, 0, 0), SPMV_STATUS_SUCCESS);
+    free(col), free(val);
+    void *dx, *dy;
+    cr_assert_eq(spmv_malloc(ctx, &dx, sizeof(float) * N), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_malloc(ctx, &dy, sizeof(float) * M), SPMV_STATUS_SUCCESS);
+    spmv_copy_to_device(ctx, dx, x, sizeof(float) * N);
+    const spmv_format_t formats[] = {SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR};
+    for (int f = 0; f < 2; f++) {
+        spmv_plan_t *plan;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, formats[f], NULL), SPMV_STATUS_SUCCESS, "%s: %s",
+                     spmv_format_name(formats[f]), spmv_last_error(ctx));
+        spmv_memset(ctx, dy, 0xff, sizeof(float) * M); /* NaN: a row not written fails */
+        cr_assert_eq(spmv_execute(plan, 1.0, dx, 0.0, dy), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_copy_to_host(ctx, y, dy, sizeof(float) * M), SPMV_STATUS_SUCCESS, "%s",
+                     spmv_last_error(ctx));
+        double ratio;
+        cr_assert_eq(spmv_reference_check(A, 1.0, x, 0.0, NULL, y, &ratio, NULL), SPMV_STATUS_SUCCESS);
+        cr_assert(ratio <= 1, "%s: ratio %g (last row %g)", spmv_format_name(formats[f]), ratio, (double)y[M - 1]);
+        spmv_plan_destroy(plan);
+    }
+    spmv_free(ctx, dx);
+    spmv_free(ctx, dy);
+    free(ptr), free(x), free(y);
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}

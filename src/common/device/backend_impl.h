@@ -374,6 +374,20 @@ spmv_status_t gpu_plan_update_values(void *state, void *dplan, const spmvport_fo
 /* ---- execute ----------------------------------------------------------------------------------------------------------- */
 unsigned blocks_for(long long threads) { return (unsigned)((threads + csr_block - 1) / csr_block); }
 
+/* csr_vector (lanes_log2 >= 0) or csr_scalar (-1) with index type I (csr_index_unsigned) */
+template <int W, typename I, typename T>
+void launch_csr_rows(const spmvport_format_data *fd, int lanes_log2, const int *ptr, const int *col, const T *val,
+                     const T *x, T *y, T alpha, T beta, port_stream_t s)
+{
+    if (lanes_log2 >= 0) {
+        PORT_LAUNCH(blocks_for((long long)fd->m << lanes_log2), csr_block, 0, s, csr_vector_kernel<W, I, T>)
+        (fd->m, lanes_log2, ptr, col, val, x, y, alpha, beta);
+    } else {
+        PORT_LAUNCH(blocks_for(fd->m), csr_block, 0, s, csr_scalar_kernel<W, I, T>)
+        (fd->m, ptr, col, val, x, y, alpha, beta);
+    }
+}
+
 template <int W, typename T>
 void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
 {
@@ -385,13 +399,6 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
     const T *x = (const T *)xv;
     T *y = (T *)yv;
     switch (fd->format) {
-    case SPMV_FORMAT_CSR_VECTOR: {
-        int log2 = 0;
-        while ((1 << log2) < fd->params[SPMVPORT_P_LANES]) log2++;
-        PORT_LAUNCH(blocks_for((long long)fd->m << log2), csr_block, 0, s, csr_vector_kernel<W, T>)
-        (fd->m, log2, ptr, col, val, x, y, alpha, beta);
-        break;
-    }
     case SPMV_FORMAT_CSR_LB: {
         lb_split<T> a = lb_split_view<T>(p->arrays + SPMVPORT_CSR_LB_SPLIT, fd->nnz, fd->params[SPMVPORT_P_NWARPS],
                                          fd->params[SPMVPORT_P_NNZ_PER_WARP], fd->params[SPMVPORT_P_LB_EMPTY], col,
@@ -402,10 +409,16 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
         launch_lb<W, T>(a, x, y, alpha, beta, s);
         break;
     }
-    default: /* csr_scalar, and vendor plans of empty shapes (y = beta*y) */
-        PORT_LAUNCH(blocks_for(fd->m), csr_block, 0, s, csr_scalar_kernel<W, T>)
-        (fd->m, ptr, col, val, x, y, alpha, beta);
+    default: { /* csr_vector; csr_scalar, and vendor plans of empty shapes (y = beta*y) */
+        int log2 = -1;
+        if (fd->format == SPMV_FORMAT_CSR_VECTOR)
+            for (log2 = 0; (1 << log2) < fd->params[SPMVPORT_P_LANES];) log2++;
+        if (csr_index_unsigned<W>(fd->nnz))
+            launch_csr_rows<W, unsigned>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
+        else
+            launch_csr_rows<W, int>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
         break;
+    }
     }
 }
 

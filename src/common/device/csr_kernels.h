@@ -33,16 +33,17 @@ PORT_DEVICE void csr_store(T *__restrict__ y, int r, T alpha, T sum, T beta)
  * its one-at-a-time remainder loop). Slots at or past end load nothing and add nothing. Stream: entries read once
  * take streaming loads, which leave the caches to x. Measured against one entry at a time (session 62, H200 and
  * H100): 1.02-1.32x faster on most short-row matrices, but csr_scalar 0.94-0.96x on tridiagonal f64 beyond L2
- * (batches of 2 there: 1.00x, yet less gain elsewhere); docs/formats/csr.md. */
-template <int B, bool Stream, typename T>
-PORT_DEVICE void csr_add_batch(int k0, int step, int end, const int *__restrict__ col, const T *__restrict__ val,
+ * (batches of 2 there: 1.00x, yet less gain elsewhere); docs/formats/csr.md. I: int or unsigned
+ * (csr_index_unsigned). */
+template <int B, bool Stream, typename I, typename T>
+PORT_DEVICE void csr_add_batch(I k0, I step, I end, const int *__restrict__ col, const T *__restrict__ val,
                                const T *__restrict__ x, T &sum)
 {
     int c[B];
     T v[B], xv[B];
 #pragma unroll
     for (int j = 0; j < B; j++) {
-        const int k = k0 + j * step;
+        const I k = k0 + j * step;
         c[j] = k < end ? (Stream ? port_ld_stream(col + k) : port_ldg(col + k)) : 0;
         v[j] = k < end ? (Stream ? port_ld_stream(val + k) : port_ldg(val + k)) : T(0);
     }
@@ -55,8 +56,20 @@ PORT_DEVICE void csr_add_batch(int k0, int step, int end, const int *__restrict_
 
 /* ---- csr_scalar: one thread per row, entries in batches of 4 ------------------------------------------------ */
 constexpr int csr_scalar_batch = 4;
+constexpr int csr_vector_batch = 2;
 
-template <int W, typename T>
+/* The index type of csr_scalar's and csr_vector's entries. A row ends at most at nnz <= INT32_MAX, and an index steps
+ * up to csr_vector_batch * W past its row's end, so int would overflow where nnz is that close to INT32_MAX: such
+ * matrices take unsigned indices, which stay below 2^32. Not all of them: unsigned indices cost csr_scalar
+ * 0.88-0.98x on uniform and lp rows (and gave 1.06x on tridiagonal f64 beyond L2; H100, session 63, run H1), as the
+ * compiler may not fold their offsets into the loads. */
+template <int W>
+constexpr bool csr_index_unsigned(long long nnz)
+{
+    return nnz > 2147483647LL - (long long)csr_vector_batch * W;
+}
+
+template <int W, typename I, typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     csr_scalar_kernel(int m, const int *__restrict__ ptr, const int *__restrict__ col, const T *__restrict__ val,
                       const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
@@ -65,16 +78,14 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     const long long r = (long long)port_block_idx() * port_block_dim() + port_thread_idx();
     if (r >= m) return;
     T sum = 0;
-    for (int k = ptr[r], e = ptr[r + 1]; k < e; k += csr_scalar_batch)
-        csr_add_batch<csr_scalar_batch, false>(k, 1, e, col, val, x, sum);
+    for (I k = ptr[r], e = ptr[r + 1]; k < e; k += csr_scalar_batch)
+        csr_add_batch<csr_scalar_batch, false, I>(k, 1, e, col, val, x, sum);
     csr_store(y, (int)r, alpha, sum, beta);
 }
 
 /* ---- csr_vector: 2^lanes_log2 lanes per row, a lane's entries in batches of 2 (the lane count gives most rows
  * fewer than 2 entries a lane) ---------------------------------------------------------------------------------- */
-constexpr int csr_vector_batch = 2;
-
-template <int W, typename T>
+template <int W, typename I, typename T>
 PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     csr_vector_kernel(int m, int lanes_log2, const int *__restrict__ ptr, const int *__restrict__ col,
                       const T *__restrict__ val, const T *__restrict__ x, T *__restrict__ y, T alpha, T beta)
@@ -86,8 +97,8 @@ PORT_KERNEL void PORT_LAUNCH_BOUNDS(csr_block)
     const int l = (int)(t & (lanes - 1));
     T sum = 0;
     if (r < m)
-        for (int k = ptr[r] + l, e = ptr[r + 1]; k < e; k += csr_vector_batch * lanes)
-            csr_add_batch<csr_vector_batch, true>(k, lanes, e, col, val, x, sum);
+        for (I k = (I)ptr[r] + l, e = ptr[r + 1]; k < e; k += csr_vector_batch * lanes)
+            csr_add_batch<csr_vector_batch, true, I>(k, lanes, e, col, val, x, sum);
     /* every lane of the warp shuffles, those past the last row too; lane 0 of each group ends with the row */
     for (int off = lanes >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
     if (l == 0 && r < m) csr_store(y, (int)r, alpha, sum, beta);
