@@ -91,10 +91,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
- *   GPU, rows of at most 3 entries (tridiagonal) read near the   csr_vector  (H100 runs G2-G3, session 63:
- *     diagonal, whose arrays with x and y are AUTO_NEAR_L2_LO to              tridiagonal of 2.4-4.5M entries in f64,
- *     AUTO_NEAR_L2_HI times the L2 (before tile and csr_scalar)               3.9-6.6M in f32: 1.05-1.33x the choice
- *                                                                             below; at 0.74-0.76x the L2 and 1.8-1.9x
+ *   GPU, rows of at most 3 entries (tridiagonal) read near the   csr_vector  (H100 runs G2, G3, H5, sessions 62-63:
+ *     diagonal, whose arrays with x and y are AUTO_NEAR_L2_LO to              tridiagonal of 2.4-4.8M entries in f64,
+ *     AUTO_NEAR_L2_HI times the L2 (before tile and csr_scalar)               3.9-6.6M in f32: 1.04-1.34x the choice
+ *                                                                             below; at 0.75-0.76 L2s and 1.79-1.92
  *                                                                             0.92-1.01x; H200 G1 agrees at 3.3M)
  *   GPU, f64 regular rows, average > 6 beyond L2; within it     tile        (its band plan, every tile band since
  *     from AUTO_L2_F64_STENCIL_NNZ entries (from AUTO_L2_F64_
@@ -159,7 +159,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal: csr_vector first, AUTO_NEAR_L2_*) */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
 #define AUTO_NEAR_L2_LO 0.8               /* whose arrays, x and y are this many L2s or more: csr_vector */
-#define AUTO_NEAR_L2_HI 1.7               /* and at most this many (measured edges 0.74-0.85 and 1.50-1.79) */
+#define AUTO_NEAR_L2_HI 1.75              /* and at most this many (edges measured: 0.76-0.85, 1.71-1.79) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
