@@ -298,21 +298,22 @@ Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
  * where x is read near the diagonal (the circuit) and the vendor library where it is read scattered or the rows
  * average more than 16 entries (the power-law graphs); with a 60 MB L2 every
  * long-row class fits: regular long rows take csr_vector, skewed ones (the circuit's dense rows, the graphs' hubs)
- * amf_csr, short regular rows csr_scalar. */
+ * amf_csr, short regular rows csr_scalar, but csr_vector where they average more than 4 entries and number fewer than
+ * 256 a multiprocessor (stencil3d:7:20, stencil2d:5:100, lp, stencil2d:9:60, banded:3000:4; next test). */
 Test(format_choose, gpu_rule_by_class)
 {
     static const struct { const char *spec; spmv_format_t large, small; } cases[] = {
-        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR}, /* runs 19 apart: no band tiles */
+        {"stencil3d:7:20", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR}, /* runs 19 apart: no band tiles */
         {"stencil3d:7:40", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_SCALAR},       /* runs 39 apart: band tiles */
-        {"stencil2d:5:100", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR},
-        {"lp:20000:20000:5", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR}, /* short rows, x read scattered */
+        {"stencil2d:5:100", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR},
+        {"lp:20000:20000:5", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* short rows, x read scattered */
         {"uniform:20000:3", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_SCALAR},
         {"uniform:20000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"stencil3d:27:12", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* runs 10 apart: no band tiles */
         {"stencil3d:27:36", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_VECTOR}, /* runs of 3, 34 apart: band tiles */
-        {"stencil2d:9:60", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil2d:9:60", SPMV_FORMAT_TILE, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:2:20", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR}, /* runs of 7, 34 apart, 80% full: not a stencil */
-        {"banded:3000:4", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_SCALAR}, /* 9 adjacent diagonals: no band tiles */
+        {"banded:3000:4", SPMV_FORMAT_CSR_SCALAR, SPMV_FORMAT_CSR_VECTOR}, /* 9 adjacent diagonals: no band tiles */
         {"banded:3000:16", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"fem3d:3:10", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_CSR_VECTOR},
         {"circuit:20000", SPMV_FORMAT_AMF_CSR, SPMV_FORMAT_AMF_CSR}, /* skewed, x read near the diagonal */
@@ -330,6 +331,32 @@ Test(format_choose, gpu_rule_by_class)
         got = spmvport_format_choose(A, &gpu);
         cr_assert_eq(got, cases[i].small, "%s within L2: AUTO chose %s, expected %s", cases[i].spec,
                      spmv_format_name(got), spmv_format_name(cases[i].small));
+        spmv_matrix_destroy(A);
+    }
+}
+
+/* Regular rows within L2 averaging more than 4 entries (two of csr_scalar's batches of 4 a thread), fewer than 256 a
+ * multiprocessor, take csr_vector (H100, session 63, run H4: crack, fe_4elt2, cti, bcsstk21, ... 1.02-1.26x
+ * csr_scalar); 4 or fewer a row, or more rows, or on the CPU, keep csr_scalar. */
+Test(format_choose, few_rows_of_more_than_a_batch_take_csr_vector)
+{
+    static const struct { const char *spec; spmv_format_t want; } cases[] = {
+        {"banded:33000:3", SPMV_FORMAT_CSR_VECTOR},  /* 7 a row, 33000 rows < 132 x 256 = 33792 */
+        {"banded:34000:3", SPMV_FORMAT_CSR_SCALAR},  /* 34000 rows */
+        {"banded:20000:1", SPMV_FORMAT_CSR_SCALAR},  /* 3 a row */
+        {"stencil2d:5:100", SPMV_FORMAT_CSR_VECTOR}, /* 4.96 a row */
+        {"uniform:20000:4", SPMV_FORMAT_CSR_SCALAR}}; /* 4 a row */
+    spmv_device_info_t gpu = gpu_with_l2((size_t)60 << 20);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+        gpu.backend = SPMV_BACKEND_CUDA;
+        spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "%s: AUTO chose %s, expected %s", cases[i].spec, spmv_format_name(got),
+                     spmv_format_name(cases[i].want));
+        gpu.backend = SPMV_BACKEND_CPU;
+        got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, SPMV_FORMAT_CSR_SCALAR, "%s on the CPU: %s", cases[i].spec, spmv_format_name(got));
         spmv_matrix_destroy(A);
     }
 }

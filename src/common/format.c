@@ -119,6 +119,12 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
+ *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 run H4, session 63: 12 shared
+ *     L2, fewer than AUTO_SMALL_ROWS_PER_SM rows a multiprocessor             matrices of 2.5-17k rows averaging
+ *     (csr_scalar's threads fill less than a block on each)                   4.9-8.8, 1.02-1.26x csr_scalar on 21 of
+ *                                                                             24 runs, 0.99-1.02x on 3; 4 or fewer a
+ *                                                                             row: 0.89-1.02x, kept; jnlbrng1, 40k
+ *                                                                             rows of 5: 0.99-1.01x)
  *   other regular rows (longest <= 2 x average + 16), avg <= 12  csr_scalar  (5-point stencil: 1.42-1.49x cuSPARSE f64)
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
@@ -157,6 +163,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal: csr_vector first, AUTO_NEAR_L2_*) */
+#define AUTO_SMALL_ROWS_PER_SM 256        /* regular rows, fewer than this many a multiprocessor (csr_block) */
+#define AUTO_SMALL_MIN_AVG 4.0            /* and more than csr_scalar's batch a row: csr_vector (session 63, H4) */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
 #define AUTO_NEAR_L2_LO 0.8               /* whose arrays, x and y are this many L2s or more: csr_vector */
 #define AUTO_NEAR_L2_HI 1.75              /* and at most this many (edges measured: 0.76-0.85, 1.71-1.79) */
@@ -285,7 +293,12 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
         const int scattered = gpu && (!in_l2 || big_f64) &&
                               spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
-        return scattered ? SPMV_FORMAT_AMF_CSR : SPMV_FORMAT_CSR_SCALAR;
+        if (scattered) return SPMV_FORMAT_AMF_CSR;
+        /* too few rows to give every multiprocessor a block of csr_scalar's threads, each of which waits for two
+         * batches of 4 entries in turn: csr_vector's lanes take one batch each */
+        const int few_rows = gpu && in_l2 && dev->multiprocessors > 0 &&
+                             (double)A->m < (double)dev->multiprocessors * AUTO_SMALL_ROWS_PER_SM;
+        return few_rows && avg > AUTO_SMALL_MIN_AVG ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_SCALAR;
     }
     if (gpu) {
         /* power-law graphs (skewed rows, more than 16 a row or x read scattered), tested once and only where a rule
