@@ -336,8 +336,8 @@ Test(format_choose, gpu_rule_by_class)
 }
 
 /* Regular rows within L2 averaging more than 4 entries (two of csr_scalar's batches of 4 a thread), fewer than 256 a
- * multiprocessor, take csr_vector (H100, session 63, run H4: crack, fe_4elt2, cti, bcsstk21, ... 1.02-1.26x
- * csr_scalar); 4 or fewer a row, or more rows, or on the CPU, keep csr_scalar. */
+ * multiprocessor, take csr_vector (H100, session 63, runs H4 and H6: crack, fe_4elt2, cti, bcsstk21, ... 1.09x and
+ * 1.03x csr_scalar in geometric mean); 4 or fewer a row, or more rows, or on the CPU, keep csr_scalar. */
 Test(format_choose, few_rows_of_more_than_a_batch_take_csr_vector)
 {
     static const struct { const char *spec; spmv_format_t want; } cases[] = {

@@ -119,12 +119,13 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
- *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 run H4, session 63: 12 shared
- *     L2, fewer than AUTO_SMALL_ROWS_PER_SM rows a multiprocessor             matrices of 2.5-17k rows averaging
- *     (csr_scalar's threads fill less than a block on each)                   4.9-8.8, 1.02-1.26x csr_scalar on 21 of
- *                                                                             24 runs, 0.99-1.02x on 3; 4 or fewer a
- *                                                                             row: 0.89-1.02x, kept; jnlbrng1, 40k
- *                                                                             rows of 5: 0.99-1.01x)
+ *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 runs H4, H6, session 63: 12
+ *     L2, fewer than AUTO_SMALL_ROWS_PER_SM rows a multiprocessor             shared matrices of 2.5-17k rows
+ *     (csr_scalar's threads fill less than a block on each)                   averaging 4.9-8.8, 1.09x and 1.03x
+ *                                                                             csr_scalar in geometric mean, worst
+ *                                                                             0.96x; at 4-7 us, within the launch
+ *                                                                             floor's noise per matrix; 4 or fewer a
+ *                                                                             row: 0.89-1.02x, kept)
  *   other regular rows (longest <= 2 x average + 16), avg <= 12  csr_scalar  (5-point stencil: 1.42-1.49x cuSPARSE f64)
  *   GPU, the matrix's arrays fit in the L2 cache, regular rows   csr_vector  (one launch, where csr_lb needs two;
  *                                                                             bcsstk33 1.30x)
