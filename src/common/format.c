@@ -91,10 +91,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, regular rows, average <= 12, beyond L2, x read         amf_csr     (one-step warps at one window a lane:
  *     scattered (spmvport_x_sector_use >= SPMVPORT_X_SCATTERED)             lp, uniform:2000000:4, uniform:1000000:3
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
- *   GPU, rows of at most 3 entries (tridiagonal) read near the   csr_vector  (H100 runs G2, G3, H5, sessions 62-63:
- *     diagonal, whose arrays with x and y are AUTO_NEAR_L2_LO to              tridiagonal of 2.4-4.8M entries in f64,
- *     AUTO_NEAR_L2_HI times the L2 (before tile and csr_scalar)               3.9-6.6M in f32: 1.04-1.34x the choice
- *                                                                             below; at 0.75-0.76 L2s and 1.79-1.92
+ *   GPU, regular rows of 2.5-3 entries on average (tridiagonal)  csr_vector  (H100 runs G2, G3, H5, sessions 62-63:
+ *     read near the diagonal, whose arrays with x and y are from              tridiagonal of 2.4-4.8M entries in f64,
+ *     AUTO_NEAR_L2_LO to AUTO_NEAR_L2_HI times the L2 (before tile          3.9-6.6M in f32: 1.04-1.34x the choice
+ *     and csr_scalar)                                                         below; at 0.75-0.76 L2s and 1.79-1.92
  *                                                                             0.92-1.01x; H200 G1 agrees at 3.3M)
  *   GPU, f64 regular rows, average > 6 beyond L2; within it     tile        (its band plan, every tile band since
  *     from AUTO_L2_F64_STENCIL_NNZ entries (from AUTO_L2_F64_
@@ -280,8 +280,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     const double l2_stencil_nnz = avg > AUTO_LONG_STENCIL_AVG ? AUTO_L2_F64_LONG_STENCIL_NNZ : AUTO_L2_F64_STENCIL_NNZ;
     const int stencil_size =
         in_l2 ? A->nnz >= l2_stencil_nnz && avg > AUTO_L2_STENCIL_MIN_AVG : avg > AUTO_STENCIL_MIN_AVG;
-    /* tridiagonal rows whose data is about the L2's size: csr_vector was 1.05-1.33x csr_scalar and tile on the H100
-     * and H200; below the window csr_scalar wins (0.79-0.92x), above it they tie. Why is not known. */
+    /* tridiagonal rows whose data is about the L2's size: csr_vector was 1.04-1.34x csr_scalar and tile on the H100
+     * and H200; below the window csr_scalar wins or ties (csr_vector 0.79-1.01x), above it 0.81-1.00x. Why is not
+     * known. */
     const double with_vectors = bytes + ((double)A->m + A->n) * spmvport_value_size(A->precision);
     if (gpu && regular && avg > AUTO_L2_STENCIL_MIN_AVG && avg <= AUTO_NEAR_L2_MAX_AVG && dev->l2_bytes > 0 &&
         with_vectors >= AUTO_NEAR_L2_LO * (double)dev->l2_bytes &&
