@@ -354,6 +354,73 @@ Test(format_choose, few_rows_of_more_than_a_batch_take_csr_vector)
     }
 }
 
+/* Rows of 2 and 3 entries with every `every`-th row `long_len` long (regular: at most 2 x the average + 16), columns
+ * around the diagonal, m rows. */
+static spmv_matrix_t *bimodal_rows(int32_t m, int32_t long_len, int32_t every, spmv_precision_t precision)
+{
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof(int32_t));
+    ptr[0] = 0;
+    for (int32_t i = 0; i < m; i++) ptr[i + 1] = ptr[i] + (i % every == 0 ? long_len : 2 + (i & 1));
+    int32_t *col = malloc((size_t)ptr[m] * sizeof(int32_t));
+    double *val = malloc((size_t)ptr[m] * sizeof(double));
+    for (int32_t i = 0; i < m; i++) {
+        const int32_t len = ptr[i + 1] - ptr[i];
+        int32_t lo = i - len / 2 < 0 ? 0 : i - len / 2;
+        if (lo + len > m) lo = m - len;
+        for (int32_t k = 0; k < len; k++) col[ptr[i] + k] = lo + k, val[ptr[i] + k] = 1.0 + k;
+    }
+    spmv_matrix_t *A64 = NULL, *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A64, m, m, ptr[m], ptr, col, val, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    if (precision == SPMV_F64)
+        A = A64;
+    else {
+        cr_assert_eq(spmv_matrix_convert(&A, A64, precision), SPMV_STATUS_SUCCESS);
+        spmv_matrix_destroy(A64);
+    }
+    free(ptr), free(col), free(val);
+    return A;
+}
+
+Test(format_choose, rows_spread)
+{
+    spmv_matrix_t *A = bimodal_rows(8, 3, 2, SPMV_F64); /* 3, 3, 3, 3, ...: every row 3 long */
+    cr_assert_float_eq(spmvport_rows_spread(A), 0.0, 1e-12);
+    spmv_matrix_destroy(A);
+    A = bimodal_rows(4, 4, 2, SPMV_F64); /* 4, 3, 4, 3: mean 3.5, deviation 0.5 */
+    cr_assert_float_eq(spmvport_rows_spread(A), 0.5 / 3.5, 1e-12);
+    spmv_matrix_destroy(A);
+    int32_t eptr[4] = {0, 0, 0, 0};
+    cr_assert_eq(spmv_matrix_create_csr(&A, 3, 3, 0, eptr, NULL, NULL, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+    cr_assert_float_eq(spmvport_rows_spread(A), 0.0, 1e-12);
+    spmv_matrix_destroy(A);
+}
+
+/* Bimodal regular rows (rows_spread above 1: every 8th row 26 long, the others 2-3; spread 1.4) take amf_csr on a
+ * GPU from 1M entries, in f64 within L2 too, in f32 beyond it only (H100, session 64, run I1); fewer entries, a
+ * smaller spread (every 4th row 10 long: 0.75), f32 within L2 and the CPU keep csr_scalar. */
+Test(format_choose, bimodal_rows_take_amf_csr)
+{
+    static const struct { int32_t m, long_len, every; int f32; size_t l2; spmv_format_t want; } cases[] = {
+        {200000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_AMF_CSR},     /* 1.09M entries, within L2 */
+        {150000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* 0.82M */
+        {200000, 26, 8, 1, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* f32 within L2 */
+        {200000, 26, 8, 1, 1024, SPMV_FORMAT_AMF_CSR},                 /* f32 beyond L2 */
+        {250000, 10, 4, 0, 1024, SPMV_FORMAT_CSR_SCALAR}};             /* spread 0.75 */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const spmv_precision_t precision = cases[i].f32 ? SPMV_F32 : SPMV_F64;
+        spmv_matrix_t *A = bimodal_rows(cases[i].m, cases[i].long_len, cases[i].every, precision);
+        cr_assert(spmvport_rows_regular(A));
+        spmv_device_info_t gpu = gpu_with_l2(cases[i].l2);
+        spmv_format_t got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, cases[i].want, "case %zu: AUTO chose %s, expected %s", i, spmv_format_name(got),
+                     spmv_format_name(cases[i].want));
+        gpu.backend = SPMV_BACKEND_CPU;
+        got = spmvport_format_choose(A, &gpu);
+        cr_assert_eq(got, SPMV_FORMAT_CSR_SCALAR, "case %zu on the CPU: %s", i, spmv_format_name(got));
+        spmv_matrix_destroy(A);
+    }
+}
+
 /* ---- hot columns (options.lb_hot) ---------------------------------------------------------------------------- */
 
 /* The invariants of a csr_lb layout with hot columns, from A alone: the hot columns are the `want` most read

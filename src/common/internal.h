@@ -130,5 +130,9 @@ double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len);
 /* Whether A's rows are regular: the longest at most 2 x the average + 16 (src/common/matrix.c; 1 without rows).
  * The automatic format choice's split between regular and skewed rows, and tile's deferral rule. */
 int spmvport_rows_regular(const spmv_matrix_t *A);
+/* The spread of A's row lengths: their standard deviation over their mean (0 without entries). Regular rows can
+ * still be bimodal (bayer10: most rows of 2-3 entries, one in 13 of 27; 1.05), where csr_scalar's warps wait for
+ * their longest row; the stencils and meshes 0.0-0.5. */
+double spmvport_rows_spread(const spmv_matrix_t *A);
 
 #endif /* SPMVPORT_INTERNAL_H */

@@ -346,6 +346,18 @@ int spmvport_rows_regular(const spmv_matrix_t *A)
     return A->m == 0 || longest <= 2.0 * A->nnz / A->m + 16.0;
 }
 
+double spmvport_rows_spread(const spmv_matrix_t *A)
+{
+    if (A->m == 0 || A->nnz == 0) return 0.0;
+    const double avg = (double)A->nnz / A->m;
+    double squares = 0.0;
+    for (int32_t i = 0; i < A->m; i++) {
+        const double d = (double)(A->row_ptr[i + 1] - A->row_ptr[i]) - avg;
+        squares += d * d;
+    }
+    return sqrt(squares / A->m) / avg;
+}
+
 /* ==================================================================================================== */
 /* How scattered the reads of x are                                                                     */
 /* ==================================================================================================== */
