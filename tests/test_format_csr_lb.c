@@ -395,17 +395,19 @@ Test(format_choose, rows_spread)
     spmv_matrix_destroy(A);
 }
 
-/* Bimodal regular rows (rows_spread above 1: every 8th row 26 long, the others 2-3; spread 1.4) take amf_csr on a
- * GPU from 1M entries, in f64 within L2 too, in f32 beyond it only (H100, session 64, run I1); fewer entries, a
- * smaller spread (every 4th row 10 long: 0.75), f32 within L2 and the CPU keep csr_scalar. */
+/* Bimodal regular rows (rows_spread above 1: every 8th row 26 long, the others 2-3; 5.4 a row, spread 1.4) take
+ * amf_csr on a GPU from 2M entries, in f64 within L2 too, in f32 beyond it only (H100, session 64, runs I1-I2);
+ * fewer entries, a smaller spread (every 4th row 10 long: 0.75), 4 or fewer a row (every 16th row 22 long: 3.7 a
+ * row, spread 1.3), f32 within L2 and the CPU keep csr_scalar. */
 Test(format_choose, bimodal_rows_take_amf_csr)
 {
     static const struct { int32_t m, long_len, every; int f32; size_t l2; spmv_format_t want; } cases[] = {
-        {200000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_AMF_CSR},     /* 1.09M entries, within L2 */
-        {150000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* 0.82M */
-        {200000, 26, 8, 1, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* f32 within L2 */
-        {200000, 26, 8, 1, 1024, SPMV_FORMAT_AMF_CSR},                 /* f32 beyond L2 */
-        {250000, 10, 4, 0, 1024, SPMV_FORMAT_CSR_SCALAR}};             /* spread 0.75 */
+        {400000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_AMF_CSR},     /* 2.18M entries, within L2 */
+        {350000, 26, 8, 0, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* 1.91M */
+        {400000, 26, 8, 1, (size_t)60 << 20, SPMV_FORMAT_CSR_SCALAR},  /* f32 within L2 */
+        {400000, 26, 8, 1, 1024, SPMV_FORMAT_AMF_CSR},                 /* f32 beyond L2 */
+        {700000, 10, 4, 0, 1024, SPMV_FORMAT_CSR_SCALAR},              /* spread 0.75 */
+        {700000, 22, 16, 0, 1024, SPMV_FORMAT_CSR_SCALAR}};            /* 3.7 a row */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const spmv_precision_t precision = cases[i].f32 ? SPMV_F32 : SPMV_F64;
         spmv_matrix_t *A = bimodal_rows(cases[i].m, cases[i].long_len, cases[i].every, precision);

@@ -119,11 +119,14 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
  *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
  *                                                                             kept; session 32, runs VD, VF)
- *   GPU, regular rows, average <= 12, bimodal (lengths' standard amf_csr     (H100 run I1, session 64: generated
- *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                rows of 2-3 and 8-14% of 27 entries,
- *     AUTO_BIMODAL_NNZ entries; f32 beyond L2 only                            2.3-7.1M: 1.18-1.22x csr_scalar f64,
- *                                                                             1.12-1.13x f32 beyond L2, 0.88-0.90x
- *                                                                             within; 0.6M 0.95-1.04x; bayer10 1.05)
+ *   GPU, regular rows, average 4-12, bimodal (lengths' standard  amf_csr     (H100 runs I1-I2, session 64: 7
+ *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                generated patterns, 5-25% of rows of
+ *     AUTO_BIMODAL_NNZ entries; f32 beyond L2 only                            16-27 entries among rows of 2-3, from
+ *                                                                             2.3M entries: 1.03-1.25x csr_scalar
+ *                                                                             f64, 1.05-1.15x f32 beyond L2, 0.84-
+ *                                                                             0.97x within; at 0.6-1.2M f64 0.82-
+ *                                                                             1.23x; no shared matrix: bayer10's
+ *                                                                             spread is 1.05, at 95k entries)
  *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 runs H4, H6, session 63: 12
  *     L2, fewer than AUTO_SMALL_ROWS_PER_SM rows a multiprocessor             shared matrices of 2.5-17k rows
  *     (csr_scalar's threads fill less than a block on each)                   averaging 4.9-8.8, 1.09x and 1.03x
@@ -179,7 +182,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
 #define AUTO_BIMODAL_SPREAD 1.0          /* regular rows of at most 12 whose lengths spread more than this */
-#define AUTO_BIMODAL_NNZ 1000000          /* (spmvport_rows_spread) from this many entries, f32 beyond L2: amf_csr */
+#define AUTO_BIMODAL_MIN_AVG 4.0          /* (spmvport_rows_spread), averaging more than this (rows of 1-2 and 12 */
+#define AUTO_BIMODAL_NNZ 2000000          /* a row: 0.95-1.00x), from this many entries, f32 beyond L2: amf_csr */
 #define AUTO_L2_F64_GRAPH_ROWS 100000     /* f64 power-law graphs within L2 from this many rows: the vendor library
                                            * (H200, session 50, run W7: amf_csr 0.58-0.98x cuSPARSE on kron of 2^17
                                            * to 2^20 rows, 0.97-1.13x on 2^15-2^16) */
@@ -304,8 +308,8 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
                               spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
         /* bimodal rows (most short, a few many times longer): csr_scalar's warps wait for their longest row,
          * amf_csr's folds balance them */
-        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && (A->precision == SPMV_F64 || !in_l2) &&
-                            spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
+        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > AUTO_BIMODAL_MIN_AVG &&
+                            (A->precision == SPMV_F64 || !in_l2) && spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
         if (scattered || bimodal) return SPMV_FORMAT_AMF_CSR;
         /* too few rows to give every multiprocessor a block of csr_scalar's threads, each of which waits for two
          * batches of 4 entries in turn: csr_vector's lanes take one batch each */
