@@ -142,14 +142,17 @@ Test(format_choose, f32_regular_rows_in_l2)
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)60 << 20);
 }
 
-/* Short regular rows with random columns within L2 take amf_csr in f64 from 3M entries (uniform:1000000:3),
- * csr_scalar below (uniform:200000:3) and in f32; the stencil's short rows (x read along diagonals) keep csr_scalar
- * (from 3M entries tile: f64_stencils_within_l2_from_3m_entries). */
+/* Short regular rows with random columns within L2 take amf_csr in f64 from 3M entries (uniform:1000000:3), from 0.9M
+ * for more than 4 a row (lp:200000:200000:5, 1M), csr_scalar below (uniform:200000:3, uniform:400000:3 at 1.2M,
+ * lp:150000:150000:5 at 0.75M) and in f32; the stencil's short rows (x read along diagonals) keep csr_scalar (from
+ * 3M entries tile: f64_stencils_within_l2_from_3m_entries). */
 Test(format_choose, scattered_short_rows_in_l2)
 {
     static const l2_case cases[] = {
-        {"uniform:1000000:3", 0, SPMV_FORMAT_AMF_CSR}, {"uniform:1000000:3", 1, SPMV_FORMAT_CSR_SCALAR},
-        {"uniform:200000:3", 0, SPMV_FORMAT_CSR_SCALAR}, {"stencil2d:5:750", 0, SPMV_FORMAT_CSR_SCALAR}};
+        {"uniform:1000000:3", 0, SPMV_FORMAT_AMF_CSR},      {"uniform:1000000:3", 1, SPMV_FORMAT_CSR_SCALAR},
+        {"uniform:200000:3", 0, SPMV_FORMAT_CSR_SCALAR},    {"stencil2d:5:750", 0, SPMV_FORMAT_CSR_SCALAR},
+        {"uniform:400000:3", 0, SPMV_FORMAT_CSR_SCALAR},    {"lp:200000:200000:5", 0, SPMV_FORMAT_AMF_CSR},
+        {"lp:200000:200000:5", 1, SPMV_FORMAT_CSR_SCALAR},  {"lp:150000:150000:5", 0, SPMV_FORMAT_CSR_SCALAR}};
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)60 << 20);
 }
 

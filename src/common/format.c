@@ -117,8 +117,11 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             5-point within L2 from 3M, 1.10-1.45x
  *                                                                             and 1.21-1.32x the former choice)
  *   GPU, f64 regular rows, average <= 12, within L2, x read      amf_csr     (uniform and lp of 3-4.5M entries
- *     scattered, at least 3M entries                                          1.01-1.15x csr_scalar; f32 0.97-1.06x:
- *                                                                             kept; session 32, runs VD, VF)
+ *     scattered, at least 3M entries (0.9M, more than 4 a row)               1.01-1.15x csr_scalar; f32 0.97-1.06x:
+ *                                                                             kept; session 32, runs VD, VF; more
+ *                                                                             than 4 a row, session 64, H100 runs
+ *                                                                             I1, I4: lp:200000-600000 1.05-1.12x,
+ *                                                                             0.5M 0.93x; 3 a row 0.97-1.02x)
  *   GPU, regular rows, average 4-12, bimodal (lengths' standard  amf_csr     (H100 runs I1-I2, session 64: 7
  *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                generated patterns, 5-25% of rows of
  *     AUTO_BIMODAL_NNZ entries; f32 beyond L2 only                            16-27 entries among rows of 2-3, from
@@ -167,6 +170,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
+#define AUTO_L2_F64_SCATTERED_LONG_NNZ 900000 /* and from here for more than AUTO_SMALL_MIN_AVG a row (lp 5 a row) */
 #define AUTO_L2_F64_STENCIL_NNZ 3000000   /* f64 stencils within L2: tile from here (stencil3d:7:74, 2.8M: 0.95-0.99x) */
 #define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
 #define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
@@ -303,7 +307,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
     if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
         return SPMV_FORMAT_TILE;
     if (regular && avg <= 12) {
-        const int big_f64 = A->precision == SPMV_F64 && A->nnz >= AUTO_L2_F64_SCATTERED_NNZ;
+        const double scattered_nnz = avg > AUTO_SMALL_MIN_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
+                                                              : AUTO_L2_F64_SCATTERED_NNZ;
+        const int big_f64 = A->precision == SPMV_F64 && A->nnz >= scattered_nnz;
         const int scattered = gpu && (!in_l2 || big_f64) &&
                               spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
         /* bimodal rows (most short, a few many times longer): csr_scalar's warps wait for their longest row,
