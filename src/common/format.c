@@ -121,7 +121,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             kept; session 32, runs VD, VF; more
  *                                                                             than 4 a row, session 64, H100 runs
  *                                                                             I1, I4: lp:200000-600000 1.05-1.12x,
- *                                                                             0.5M 0.93x; 3 a row 0.97-1.02x)
+ *                                                                             0.5M 0.93x; 3 a row 0.97-1.02x; run
+ *                                                                             I5, 10 others of 5-12 a row, 1.2-2.4M:
+ *                                                                             1.06-1.22x)
  *   GPU, regular rows, average 4-12, bimodal (lengths' standard  amf_csr     (H100 runs I1-I2, session 64: 7
  *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                generated patterns, 5-25% of rows of
  *     AUTO_BIMODAL_NNZ entries; f32 beyond L2 only                            16-27 entries among rows of 2-3, from
