@@ -124,8 +124,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             0.5M 0.93x; 3 a row 0.97-1.02x; run
  *                                                                             I5, 10 others of 5-12 a row, 1.2-2.4M:
  *                                                                             1.06-1.22x)
- *   GPU, regular rows, average 4-12, bimodal (lengths' standard  amf_csr     (H100 runs I1-I2, session 64: 7
- *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                generated patterns, 5-25% of rows of
+ *   GPU, regular rows, average 4-12, bimodal (lengths' standard  amf_csr     (H100 runs I1-I2, session 64: 5
+ *     deviation over mean above AUTO_BIMODAL_SPREAD), at least                generated shapes, 10-14% of rows of
  *     AUTO_BIMODAL_NNZ entries; f32 beyond L2 only                            16-27 entries among rows of 2-3, from
  *                                                                             2.3M entries: 1.03-1.25x csr_scalar
  *                                                                             f64, 1.05-1.15x f32 beyond L2, 0.84-
@@ -187,9 +187,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
-#define AUTO_BIMODAL_SPREAD 1.0          /* regular rows of at most 12 whose lengths spread more than this */
-#define AUTO_BIMODAL_MIN_AVG 4.0          /* (spmvport_rows_spread), averaging more than this (rows of 1-2 and 12 */
-#define AUTO_BIMODAL_NNZ 2000000          /* a row: 0.95-1.00x), from this many entries, f32 beyond L2: amf_csr */
+#define AUTO_BIMODAL_SPREAD 1.0          /* regular rows whose lengths spread more than this (rows_spread), */
+#define AUTO_BIMODAL_MIN_AVG 4.0          /* averaging more than this (rows of 1-2 and 12: 0.94-0.97x), */
+#define AUTO_BIMODAL_NNZ 2000000          /* from this many entries (f32 beyond L2 only): amf_csr */
 #define AUTO_L2_F64_GRAPH_ROWS 100000     /* f64 power-law graphs within L2 from this many rows: the vendor library
                                            * (H200, session 50, run W7: amf_csr 0.58-0.98x cuSPARSE on kron of 2^17
                                            * to 2^20 rows, 0.97-1.13x on 2^15-2^16) */
