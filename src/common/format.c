@@ -187,7 +187,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
-#define AUTO_BIMODAL_SPREAD 1.0          /* regular rows whose lengths spread more than this (rows_spread), */
+#define AUTO_BIMODAL_SPREAD 1.0           /* regular rows whose lengths spread more than this (rows_spread), */
 #define AUTO_BIMODAL_MIN_AVG 4.0          /* averaging more than this (rows of 1-2 and 12: 0.94-0.97x), */
 #define AUTO_BIMODAL_NNZ 2000000          /* from this many entries (f32 beyond L2 only): amf_csr */
 #define AUTO_L2_F64_GRAPH_ROWS 100000     /* f64 power-law graphs within L2 from this many rows: the vendor library
