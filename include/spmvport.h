@@ -504,8 +504,10 @@ typedef struct spmv_plan_info {
     double build_ms;           /* host analysis and construction */
     double upload_ms;          /* allocation and copy to the device */
     char stats[512];           /* format statistics, "key=value" separated by ';', pairs always whole; with
-                                * auto_tune the last pair is "auto_tune=fmt:ms,..." and format pairs that do
-                                * not fit beside it are dropped from the end */
+                                * auto_tune the last pair is "auto_tune=fmt:ms,...", and with SPMV_FORMAT_AUTO
+                                * otherwise "auto_rule=NAME", the rule that chose the format (e.g. short_rows,
+                                * bimodal_short_rows, graph_hot_columns; src/common/format.c); format pairs that
+                                * do not fit beside it are dropped from the end */
 } spmv_plan_info_t;
 
 SPMV_API spmv_status_t spmv_plan_get_info(const spmv_plan_t *plan, spmv_plan_info_t *info);

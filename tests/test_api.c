@@ -400,6 +400,36 @@ Test(plan, stats_keep_whole_pairs_and_the_tail)
     cr_assert_str_eq(dst, "t=1");
 }
 
+/* AUTO names the rule that chose the format in the plan's stats, as their last pair; a format asked for by name has
+ * no such pair (the CPU's rules: short regular rows csr_scalar, skewed rows csr_lb) */
+Test(plan, auto_names_its_rule_in_the_stats)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    static const struct { const char *spec; spmv_format_t format, want; const char *tail; } cases[] = {
+        {"stencil2d:5:50", SPMV_FORMAT_AUTO, SPMV_FORMAT_CSR_SCALAR, "auto_rule=short_rows"},
+        {"circuit:20000", SPMV_FORMAT_AUTO, SPMV_FORMAT_CSR_LB, "auto_rule=cpu_skewed_rows"},
+        {"circuit:20000", SPMV_FORMAT_CSR_LB, SPMV_FORMAT_CSR_LB, NULL}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        spmv_matrix_t *A;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[i].spec, SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        spmv_plan_t *plan;
+        cr_assert_eq(spmv_plan_create(&plan, ctx, A, cases[i].format, NULL), SPMV_STATUS_SUCCESS, "%s",
+                     spmv_last_error(ctx));
+        spmv_plan_info_t info;
+        spmv_plan_get_info(plan, &info);
+        cr_assert_eq(info.format, cases[i].want, "%s: %s", cases[i].spec, spmv_format_name(info.format));
+        const char *rule = strstr(info.stats, "auto_rule=");
+        if (cases[i].tail == NULL)
+            cr_assert_null(rule, "%s by name: '%s'", cases[i].spec, info.stats);
+        else
+            cr_assert(rule != NULL && strcmp(rule, cases[i].tail) == 0 && (rule == info.stats || rule[-1] == ';'),
+                      "%s: '%s'", cases[i].spec, info.stats);
+        spmv_plan_destroy(plan);
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* AUTO by measurement: every candidate is timed, the fastest kept; the result must be as correct as any plan */
 Test(plan, auto_tune_picks_a_timed_candidate_and_stays_correct, .timeout = 300)
 {
@@ -421,6 +451,7 @@ Test(plan, auto_tune_picks_a_timed_candidate_and_stays_correct, .timeout = 300)
     cr_assert(tuned != NULL, "stats name the timed candidates: '%s'", info.stats);
     cr_assert(strstr(tuned, spmv_format_name(info.format)) != NULL, "the chosen format was timed: '%s'", tuned);
     cr_assert(strstr(tuned, "csr_scalar:") != NULL && strstr(tuned, "teb:") != NULL, "'%s'", tuned);
+    cr_assert_null(strstr(info.stats, "auto_rule="), "measured, not chosen by rule: '%s'", info.stats);
     cr_assert_str_eq(spmv_last_error(ctx), "");
     spmv_plan_destroy(plan);
     spmv_matrix_destroy(A);

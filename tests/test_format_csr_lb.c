@@ -416,9 +416,11 @@ Test(format_choose, bimodal_rows_take_amf_csr)
         spmv_matrix_t *A = bimodal_rows(cases[i].m, cases[i].long_len, cases[i].every, precision);
         cr_assert(spmvport_rows_regular(A));
         spmv_device_info_t gpu = gpu_with_l2(cases[i].l2);
-        spmv_format_t got = spmvport_format_choose(A, &gpu);
+        const char *why = NULL;
+        spmv_format_t got = spmvport_format_choose_why(A, &gpu, &why);
         cr_assert_eq(got, cases[i].want, "case %zu: AUTO chose %s, expected %s", i, spmv_format_name(got),
                      spmv_format_name(cases[i].want));
+        cr_assert_str_eq(why, cases[i].want == SPMV_FORMAT_AMF_CSR ? "bimodal_short_rows" : "short_rows");
         gpu.backend = SPMV_BACKEND_CPU;
         got = spmvport_format_choose(A, &gpu);
         cr_assert_eq(got, SPMV_FORMAT_CSR_SCALAR, "case %zu on the CPU: %s", i, spmv_format_name(got));

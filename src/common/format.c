@@ -286,9 +286,21 @@ static int stencil_diagonals(const spmv_matrix_t *A)
     return (double)A->nnz >= AUTO_STENCIL_MIN_FILL * slots;
 }
 
+/* The choice and the name of the rule that made it (plan stats: auto_rule) */
+static spmv_format_t chosen(spmv_format_t format, const char *rule, const char **why)
+{
+    if (why != NULL) *why = rule;
+    return format;
+}
+
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
-    if (A->m == 0 || A->nnz == 0) return SPMV_FORMAT_CSR_SCALAR;
+    return spmvport_format_choose_why(A, dev, NULL);
+}
+
+spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why)
+{
+    if (A->m == 0 || A->nnz == 0) return chosen(SPMV_FORMAT_CSR_SCALAR, "empty", why);
     const double avg = (double)A->nnz / A->m;
     const int regular = spmvport_rows_regular(A), gpu = dev->backend != SPMV_BACKEND_CPU;
     const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
@@ -305,9 +317,9 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         with_vectors >= AUTO_NEAR_L2_LO * (double)dev->l2_bytes &&
         with_vectors <= AUTO_NEAR_L2_HI * (double)dev->l2_bytes &&
         spmvport_x_sector_use(A, INT32_MAX) < SPMVPORT_X_SCATTERED)
-        return SPMV_FORMAT_CSR_VECTOR;
+        return chosen(SPMV_FORMAT_CSR_VECTOR, "tridiagonal_near_l2", why);
     if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
-        return SPMV_FORMAT_TILE;
+        return chosen(SPMV_FORMAT_TILE, "stencil_diagonals", why);
     if (regular && avg <= 12) {
         const double scattered_nnz = avg > AUTO_SMALL_MIN_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
                                                               : AUTO_L2_F64_SCATTERED_NNZ;
@@ -318,12 +330,14 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
          * amf_csr's folds balance them */
         const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > AUTO_BIMODAL_MIN_AVG &&
                             (A->precision == SPMV_F64 || !in_l2) && spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
-        if (scattered || bimodal) return SPMV_FORMAT_AMF_CSR;
+        if (scattered) return chosen(SPMV_FORMAT_AMF_CSR, "scattered_short_rows", why);
+        if (bimodal) return chosen(SPMV_FORMAT_AMF_CSR, "bimodal_short_rows", why);
         /* too few rows to give every multiprocessor a block of csr_scalar's threads, each of which waits for two
          * batches of 4 entries in turn: csr_vector's lanes take one batch each */
         const int few_rows = gpu && in_l2 && dev->multiprocessors > 0 &&
                              (double)A->m < (double)dev->multiprocessors * AUTO_SMALL_ROWS_PER_SM;
-        return few_rows && avg > AUTO_SMALL_MIN_AVG ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_SCALAR;
+        if (few_rows && avg > AUTO_SMALL_MIN_AVG) return chosen(SPMV_FORMAT_CSR_VECTOR, "few_short_rows", why);
+        return chosen(SPMV_FORMAT_CSR_SCALAR, "short_rows", why);
     }
     if (gpu) {
         /* power-law graphs (skewed rows, more than 16 a row or x read scattered), tested once and only where a rule
@@ -333,13 +347,17 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
         const int tall_f64_l2 = in_l2 && A->precision == SPMV_F64 && A->m >= AUTO_L2_F64_GRAPH_ROWS;
         const int graph = !regular && (hot_pays || !in_l2 || tall_f64_l2) &&
                           (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED);
-        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL) > 0) return SPMV_FORMAT_CSR_LB;
-        if (graph && tall_f64_l2) return SPMV_FORMAT_VENDOR;
-        if (in_l2)
-            return regular && !(A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ) ? SPMV_FORMAT_CSR_VECTOR
-                                                                                           : SPMV_FORMAT_AMF_CSR;
-        if (regular) return SPMV_FORMAT_AMF_CSR;
-        return graph ? SPMV_FORMAT_VENDOR : SPMV_FORMAT_AMF_CSR;
+        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL) > 0)
+            return chosen(SPMV_FORMAT_CSR_LB, "graph_hot_columns", why);
+        if (graph && tall_f64_l2) return chosen(SPMV_FORMAT_VENDOR, "f64_graph_in_l2", why);
+        if (in_l2 && !regular) return chosen(SPMV_FORMAT_AMF_CSR, "skewed_rows_in_l2", why);
+        if (in_l2 && A->precision == SPMV_F32 && A->nnz >= AUTO_L2_F32_FOLD_NNZ)
+            return chosen(SPMV_FORMAT_AMF_CSR, "f32_long_rows_in_l2", why);
+        if (in_l2) return chosen(SPMV_FORMAT_CSR_VECTOR, "long_rows_in_l2", why);
+        if (regular) return chosen(SPMV_FORMAT_AMF_CSR, "long_rows", why);
+        if (graph) return chosen(SPMV_FORMAT_VENDOR, "graph", why);
+        return chosen(SPMV_FORMAT_AMF_CSR, "skewed_rows", why);
     }
-    return regular ? SPMV_FORMAT_CSR_VECTOR : SPMV_FORMAT_CSR_LB;
+    if (regular) return chosen(SPMV_FORMAT_CSR_VECTOR, "cpu_long_rows", why);
+    return chosen(SPMV_FORMAT_CSR_LB, "cpu_skewed_rows", why);
 }

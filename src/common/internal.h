@@ -117,8 +117,10 @@ spmv_status_t spmvport_check_generic_options(const spmv_plan_options_t *opt, int
 spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
                                     int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                                     char *msg, size_t msglen);
-/* Choose a format for SPMV_FORMAT_AUTO. */
+/* Choose a format for SPMV_FORMAT_AUTO; the _why form also names the rule that chose it (a static string of
+ * letters, digits and '_': "short_rows", "bimodal_short_rows", ...; why may be NULL). */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev);
+spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why);
 /* How scattered A's reads of x are (src/common/matrix.c): distinct 32-byte x sectors per entry over groups of 32
  * consecutive rows (what a warp of 4-row folds or csr_scalar's 32 rows gathers), sampled at up to 1024 evenly
  * spaced groups of at most 1024 entries, rows of skip_len or more entries left out (INT32_MAX: none). 1: every

@@ -75,7 +75,8 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     spmv_status_t st = check_options(ctx, opt, &warp_size);
     if (st != SPMV_STATUS_SUCCESS) return st;
     if (format == SPMV_FORMAT_AUTO && opt->auto_tune) return plan_auto_tune(plan, ctx, A, opt);
-    if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose(A, &ctx->info);
+    const char *rule = NULL; /* AUTO's rule, the stats' last pair */
+    if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose_why(A, &ctx->info, &rule);
 
     char msg[SPMVPORT_MSG_LEN] = "";
     st = ctx->ops->supports(ctx->state, format, A->precision, msg, sizeof msg);
@@ -118,7 +119,9 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     in->device_bytes = device_bytes;
     in->build_ms = t1 - t0;
     in->upload_ms = t2 - t1;
-    spmvport_stats_fit(in->stats, sizeof in->stats, p->fd.stats, sizeof p->fd.stats, NULL);
+    char tail[64] = "";
+    if (rule != NULL) snprintf(tail, sizeof tail, "auto_rule=%s", rule);
+    spmvport_stats_fit(in->stats, sizeof in->stats, p->fd.stats, sizeof p->fd.stats, rule != NULL ? tail : NULL);
     *plan = p;
     return SPMV_STATUS_SUCCESS;
 }
