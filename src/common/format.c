@@ -172,14 +172,16 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
-#define AUTO_L2_F64_SCATTERED_LONG_NNZ 900000 /* and from here for more than AUTO_SMALL_MIN_AVG a row (lp 5 a row) */
+#define AUTO_L2_F64_SCATTERED_LONG_NNZ 900000 /* and from here for more than AUTO_ONE_BATCH_AVG a row (lp 5 a row) */
 #define AUTO_L2_F64_STENCIL_NNZ 3000000   /* f64 stencils within L2: tile from here (stencil3d:7:74, 2.8M: 0.95-0.99x) */
 #define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
 #define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal: csr_vector first, AUTO_NEAR_L2_*) */
-#define AUTO_SMALL_ROWS_PER_SM 256        /* regular rows, fewer than this many a multiprocessor (csr_block) */
-#define AUTO_SMALL_MIN_AVG 4.0            /* and more than csr_scalar's batch a row: csr_vector (session 63, H4) */
+#define AUTO_SMALL_ROWS_PER_SM 256        /* regular rows of more than one batch, fewer than this many a multiprocessor:
+                                           * csr_vector (a block of csr_scalar threads, csr_block, each would not fill) */
+#define AUTO_ONE_BATCH_AVG 4.0            /* csr_scalar's batch: rows averaging more take two or more a thread; the
+                                           * small-rows, scattered and bimodal rules start above it (sessions 63-64) */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
 #define AUTO_NEAR_L2_LO 0.8               /* whose arrays, x and y are this many L2s or more: csr_vector */
 #define AUTO_NEAR_L2_HI 1.75              /* and at most this many (edges measured: 0.76-0.85, 1.71-1.79) */
@@ -188,8 +190,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
 #define AUTO_HOT_F64_MIN_NNZ 6000000      /* entries a row and this many entries (kron:18:8 f64, 4.2M: 0.89x) */
 #define AUTO_BIMODAL_SPREAD 1.0           /* regular rows whose lengths spread more than this (rows_spread), */
-#define AUTO_BIMODAL_MIN_AVG 4.0          /* averaging more than this (rows of 1-2 and 12: 0.94-0.97x), */
-#define AUTO_BIMODAL_NNZ 2000000          /* from this many entries (f32 beyond L2 only): amf_csr */
+#define AUTO_BIMODAL_NNZ 2000000          /* more than one batch a row (rows of 1-2 and 12: 0.94-0.97x), from this
+                                           * many entries (f32 beyond L2 only): amf_csr */
 #define AUTO_L2_F64_GRAPH_ROWS 100000     /* f64 power-law graphs within L2 from this many rows: the vendor library
                                            * (H200, session 50, run W7: amf_csr 0.58-0.98x cuSPARSE on kron of 2^17
                                            * to 2^20 rows, 0.97-1.13x on 2^15-2^16) */
@@ -321,14 +323,14 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
     if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
         return chosen(SPMV_FORMAT_TILE, "stencil_diagonals", why);
     if (regular && avg <= 12) {
-        const double scattered_nnz = avg > AUTO_SMALL_MIN_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
+        const double scattered_nnz = avg > AUTO_ONE_BATCH_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
                                                               : AUTO_L2_F64_SCATTERED_NNZ;
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= scattered_nnz;
         const int scattered = gpu && (!in_l2 || big_f64) &&
                               spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
         /* bimodal rows (most short, a few many times longer): csr_scalar's warps wait for their longest row,
          * amf_csr's folds balance them */
-        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > AUTO_BIMODAL_MIN_AVG &&
+        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > AUTO_ONE_BATCH_AVG &&
                             (A->precision == SPMV_F64 || !in_l2) && spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
         if (scattered) return chosen(SPMV_FORMAT_AMF_CSR, "scattered_short_rows", why);
         if (bimodal) return chosen(SPMV_FORMAT_AMF_CSR, "bimodal_short_rows", why);
@@ -336,7 +338,7 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
          * batches of 4 entries in turn: csr_vector's lanes take one batch each */
         const int few_rows = gpu && in_l2 && dev->multiprocessors > 0 &&
                              (double)A->m < (double)dev->multiprocessors * AUTO_SMALL_ROWS_PER_SM;
-        if (few_rows && avg > AUTO_SMALL_MIN_AVG) return chosen(SPMV_FORMAT_CSR_VECTOR, "few_short_rows", why);
+        if (few_rows && avg > AUTO_ONE_BATCH_AVG) return chosen(SPMV_FORMAT_CSR_VECTOR, "few_short_rows", why);
         return chosen(SPMV_FORMAT_CSR_SCALAR, "short_rows", why);
     }
     if (gpu) {
