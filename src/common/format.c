@@ -179,7 +179,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal: csr_vector first, AUTO_NEAR_L2_*) */
 #define AUTO_SMALL_ROWS_PER_SM 256        /* regular rows of more than one batch, fewer than this many a multiprocessor:
-                                           * csr_vector (a block of csr_scalar threads, csr_block, each would not fill) */
+                                           * csr_vector (csr_scalar's threads would not fill a block on each) */
 #define AUTO_ONE_BATCH_AVG 4.0            /* csr_scalar's batch: rows averaging more take two or more a thread; the
                                            * small-rows, scattered and bimodal rules start above it (sessions 63-64) */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
