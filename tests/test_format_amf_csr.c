@@ -336,8 +336,8 @@ Test(amf_csr, corpus_w64_f64) { corpus(64, SPMV_F64, 0); }
 Test(amf_csr, corpus_w32_f32) { corpus(32, SPMV_F32, 0); }
 Test(amf_csr, corpus_w64_f32) { corpus(64, SPMV_F32, 0); }
 
-/* Every shared matrix, read once per precision: adaptive at W = 32 and 64, the fixed folds 2 and 4, and the
- * layout invariants of the adaptive build. */
+/* Every shared matrix, read once per precision: adaptive at W = 32 and 64, the fixed folds 2 and 4, the CSR-vector
+ * layout (amf_vector = 1) at W = 64, and the layout invariants of the adaptive build. */
 static void shared(spmv_precision_t p)
 {
     char **names;
@@ -354,9 +354,11 @@ static void shared(spmv_precision_t p)
             check_layout(&fd, A, names[i]);
             spmvport_format_data_free(&fd);
         }
-        spmv_plan_options_t fixed2 = options(32, 2), fixed4 = options(64, 4);
+        spmv_plan_options_t fixed2 = options(32, 2), fixed4 = options(64, 4), vector = options(64, 0);
+        vector.amf_vector = 1;
         support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &fixed2, names[i], A, 0);
         support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &fixed4, names[i], A, 0);
+        support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &vector, names[i], A, 0);
         spmv_matrix_destroy(A);
     }
     support_names_free(names, n);
@@ -628,6 +630,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
         {"amf_step_window", offsetof(spmv_plan_options_t, amf_step_window), {-1, 2, 16}, 3},
         {"amf_regular", offsetof(spmv_plan_options_t, amf_regular), {-2, 1}, 2},
+        {"amf_vector", offsetof(spmv_plan_options_t, amf_vector), {-2, 2}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -1043,7 +1046,7 @@ static void run_once(spmv_context_t *ctx, spmv_plan_t *plan, int32_t m, int32_t 
 }
 
 /* A plan of A updated with new values must equal, bitwise, a plan built from a matrix with those values. */
-static void update_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int fixed, const char *name)
+static void update_case(spmv_context_t *ctx, const spmv_matrix_t *A, const spmv_plan_options_t *opt, const char *name)
 {
     int32_t m, n, nnz;
     spmv_precision_t p;
@@ -1057,10 +1060,9 @@ static void update_case(spmv_context_t *ctx, const spmv_matrix_t *A, int w, int 
     support_random_vector(v2, nnz, p, 77);
     spmv_matrix_t *B = NULL;
     cr_assert_eq(spmv_matrix_create_csr(&B, m, n, nnz, ptr, col, v2, p, 0, 0), SPMV_STATUS_SUCCESS);
-    spmv_plan_options_t opt = options(w, fixed);
     spmv_plan_t *pa, *pb;
-    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_SUCCESS);
-    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_AMF_CSR, &opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_create(&pa, ctx, A, SPMV_FORMAT_AMF_CSR, opt), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmv_plan_create(&pb, ctx, B, SPMV_FORMAT_AMF_CSR, opt), SPMV_STATUS_SUCCESS);
     cr_assert_eq(spmv_plan_update_values(pa, v2), SPMV_STATUS_SUCCESS, "%s: %s", name, spmv_last_error(ctx));
     run_once(ctx, pa, m, n, p, y1);
     run_once(ctx, pb, m, n, p, y2);
@@ -1079,12 +1081,16 @@ Test(amf_csr, update_values)
         for (int i = 0; i < 4; i++) {
             spmv_matrix_t *A = NULL;
             cr_assert_eq(spmv_matrix_generate(&A, specs[i], (spmv_precision_t)p, 9), SPMV_STATUS_SUCCESS);
-            update_case(ctx, A, 32, 0, specs[i]);
-            update_case(ctx, A, 64, 3, specs[i]);
+            spmv_plan_options_t adaptive = options(32, 0), fixed3 = options(64, 3), vector = options(32, 0);
+            vector.amf_vector = 1;
+            update_case(ctx, A, &adaptive, specs[i]);
+            update_case(ctx, A, &fixed3, specs[i]);
+            update_case(ctx, A, &vector, specs[i]);
             spmv_matrix_destroy(A);
         }
         spmv_matrix_t *L = long_row_matrix((spmv_precision_t)p);
-        update_case(ctx, L, 32, 0, "long rows");
+        spmv_plan_options_t adaptive = options(32, 0);
+        update_case(ctx, L, &adaptive, "long rows");
         spmv_matrix_destroy(L);
     }
     spmv_context_destroy(ctx);
@@ -1197,4 +1203,141 @@ Test(amf_csr, window_cache_rule)
         spmvport_format_data_free(&base);
         spmv_matrix_destroy(A);
     }
+}
+
+/* ==================================================================================================== */
+/* (f) the CSR-vector layout (options.amf_vector)                                                       */
+/* ==================================================================================================== */
+
+/* Its arrays are the matrix's CSR (the row pointer in fold_ptr, plain columns, values), every other array empty, and
+ * its lanes csr_vector's or amf_lanes'. */
+static void check_vector_layout(const spmvport_format_data *fd, const spmv_matrix_t *A, int lanes, const char *name)
+{
+    cr_assert_eq(fd->narrays, AMF_A_COUNT, "%s", name);
+    cr_assert_eq(fd->params[AMF_P_VECTOR_LANES], lanes, "%s", name);
+    cr_assert_eq(fd->params[AMF_P_UNITS], A->m, "%s", name);
+    cr_assert_eq(fd->params[AMF_P_PACKED], 0, "%s", name);
+    cr_assert_eq(fd->params[AMF_P_SUB_BLOCKS] + fd->params[AMF_P_LONG_ROWS] + fd->params[AMF_P_PIECES], 0, "%s", name);
+    cr_assert_eq(fd->arrays[AMF_A_FOLD_PTR].bytes, ((size_t)A->m + 1) * sizeof(int32_t), "%s", name);
+    cr_assert(memcmp(fd->arrays[AMF_A_FOLD_PTR].data, A->row_ptr, ((size_t)A->m + 1) * sizeof(int32_t)) == 0,
+              "%s: fold_ptr is not the row pointer", name);
+    cr_assert(A->nnz == 0 || memcmp(fd->arrays[AMF_A_COLS].data, A->col_idx, (size_t)A->nnz * sizeof(int32_t)) == 0,
+              "%s: cols are not the matrix's columns", name);
+    const size_t vs = spmvport_value_size(A->precision);
+    cr_assert(A->nnz == 0 || memcmp(fd->arrays[AMF_A_VALUES].data, A->values, (size_t)A->nnz * vs) == 0,
+              "%s: values are not the matrix's", name);
+    for (int a = 0; a < AMF_A_COUNT; a++)
+        if (a != AMF_A_FOLD_PTR && a != AMF_A_COLS && a != AMF_A_VALUES)
+            cr_assert_eq(fd->arrays[a].bytes, a == AMF_A_LONG_PIECE ? sizeof(int32_t) : 0, "%s: array %d", name, a);
+}
+
+/* Forced (amf_vector = 1): the executor against the oracle on the edge-case corpus (W = 32 and 64, both
+ * precisions, the long-row matrix among them), the layout on each, and amf_lanes as its lanes. */
+Test(amf_csr, vector_layout_forced)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        const int n = support_edge_corpus(prec, &cases);
+        spmv_matrix_t *L = long_row_matrix(prec);
+        for (int w = 32; w <= 64; w *= 2)
+            for (int lanes = 0; lanes <= 8; lanes += 8) {
+                spmv_plan_options_t opt = options(w, 0);
+                opt.amf_vector = 1;
+                opt.amf_lanes = lanes;
+                for (int i = 0; i <= n; i++) {
+                    const spmv_matrix_t *A = i < n ? cases[i].A : L;
+                    const char *name = i < n ? cases[i].name : "long rows";
+                    support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 0);
+                    spmvport_format_data fd;
+                    build_with(&fd, A, w, &opt);
+                    check_vector_layout(&fd, A, lanes ? lanes : spmvport_csr_vector_lanes(A->m, A->nnz, w), name);
+                    cr_assert(support_stat(fd.stats, "vector") == fd.params[AMF_P_VECTOR_LANES], "%s: %s", name,
+                              fd.stats);
+                    spmvport_format_data_free(&fd);
+                }
+            }
+        spmv_matrix_destroy(L);
+        support_cases_free(cases, n);
+    }
+    spmv_context_destroy(ctx);
+}
+
+/* The automatic rule on a GPU model (132 multiprocessors: 8448 resident warps of 32, 4224 of 64): regular rows that
+ * spread little, whose csr_vector warps fit in two waves, take it; skewed, bimodal and larger ones keep folds, as
+ * do plans on the CPU, with another amf_ option set, or with amf_vector = -1. */
+static spmv_matrix_t *rows_of_2_and_20(int32_t m) /* every fifth row 20 entries, the others 2: spread 1.29 */
+{
+    int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)m * 20 * sizeof *col);
+    double *val = malloc((size_t)m * 20 * sizeof *val);
+    cr_assert(ptr && col && val);
+    ptr[0] = 0;
+    for (int32_t i = 0, k = 0; i < m; i++) {
+        for (int32_t j = 0; j < (i % 5 == 0 ? 20 : 2); j++, k++) col[k] = (i + j * 37) % m, val[k] = 1.0 + j;
+        ptr[i + 1] = k;
+    }
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_create_csr(&A, m, m, ptr[m], ptr, col, val, SPMV_F64, 0, SPMV_MATRIX_SUM_DUPLICATES),
+                 SPMV_STATUS_SUCCESS);
+    free(ptr), free(col), free(val);
+    return A;
+}
+
+static int64_t vector_lanes_of(const spmv_matrix_t *A, const spmv_device_info_t *dev, const spmv_plan_options_t *opt)
+{
+    spmvport_format_data fd;
+    char msg[SPMVPORT_MSG_LEN] = "";
+    cr_assert_eq(spmvport_format_build(&fd, A, SPMV_FORMAT_AMF_CSR, dev->warp_size, dev, opt, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    const int64_t lanes = fd.params[AMF_P_VECTOR_LANES];
+    if (lanes > 0) check_vector_layout(&fd, A, (int)lanes, "automatic");
+    else check_layout(&fd, A, "automatic (folds)");
+    spmvport_format_data_free(&fd);
+    return lanes;
+}
+
+Test(amf_csr, vector_layout_automatic)
+{
+    spmv_device_info_t gpu = support_gpu_models[0], wave64 = support_gpu_models[0], cpu = {0};
+    gpu.multiprocessors = wave64.multiprocessors = 132;
+    wave64.warp_size = 64;
+    cpu.backend = SPMV_BACKEND_CPU, cpu.warp_size = 32;
+    static const struct {
+        const char *spec;
+        int lanes32, lanes64; /* expected, 0: folds */
+    } cases[] = {
+        {"stencil2d:5:100", 4, 4},      /* 10000 rows of 5: 1250 warps */
+        {"uniform:200000:2", 2, 2},     /* 12500 warps of 32 (1.48 waves), 6250 of 64 (1.48) */
+        {"uniform:270000:2", 2, 2},     /* 16875 warps: just within two waves */
+        {"uniform:271000:2", 0, 0},     /* 16938: just past */
+        {"uniform:400000:3", 0, 0},     /* 25000 warps: 2.96 waves, folds 1.07x csr_vector (H200) */
+        {"stencil3d:27:20", 16, 16},    /* 8000 rows of about 27 */
+        {"circuit:20000", 0, 0},        /* skewed */
+        {"kron:12:8", 0, 0},            /* skewed */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, cases[c].spec, SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t opt = options(0, 0);
+        cr_assert_eq(vector_lanes_of(A, &gpu, &opt), cases[c].lanes32, "%s on W = 32", cases[c].spec);
+        cr_assert_eq(vector_lanes_of(A, &wave64, &opt), cases[c].lanes64, "%s on W = 64", cases[c].spec);
+        if (cases[c].lanes32 > 0) { /* the CPU, another amf_ option, or never: folds */
+            cr_assert_eq(vector_lanes_of(A, &cpu, &opt), 0, "%s on the CPU", cases[c].spec);
+            for (int k = 0; k < 3; k++) {
+                spmv_plan_options_t o = options(0, 0);
+                if (k == 0) o.amf_vector = -1;
+                if (k == 1) o.amf_regular = -1;
+                if (k == 2) o.amf_window_cache = 1;
+                cr_assert_eq(vector_lanes_of(A, &gpu, &o), 0, "%s, variant %d", cases[c].spec, k);
+            }
+        }
+        spmv_matrix_destroy(A);
+    }
+    spmv_matrix_t *B = rows_of_2_and_20(5000); /* regular (longest 20 <= 2 x 5.6 + 16), spread 1.29: folds */
+    spmv_plan_options_t opt = options(0, 0);
+    cr_assert_eq(vector_lanes_of(B, &gpu, &opt), 0);
+    opt.amf_vector = 1;
+    cr_assert_eq(vector_lanes_of(B, &cpu, &opt), 4, "forced, the CPU too");
+    spmv_matrix_destroy(B);
 }

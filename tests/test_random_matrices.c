@@ -147,7 +147,8 @@ static const option_field hbp_options[] = {
 static const option_field amf_options[] = {
     OPTION(amf_fixed_fold), OPTION(amf_lanes),    OPTION(amf_waves),        OPTION(amf_min_blocks),
     OPTION(amf_values),     OPTION(amf_resident), OPTION(amf_uniform),      OPTION(amf_one_step),
-    OPTION(amf_window_cache), OPTION(amf_step_window), OPTION(amf_regular), {NULL, 0}};
+    OPTION(amf_window_cache), OPTION(amf_step_window), OPTION(amf_regular), OPTION(amf_vector),
+    {NULL, 0}};
 static const option_field csr_options[] = {OPTION(lb_hot), {NULL, 0}};
 static const option_field teb_options[] = {OPTION(teb_blocks), {NULL, 0}};
 static const option_field ehyb_options[] = {OPTION(ehyb_batch), OPTION(ehyb_parts), OPTION(ehyb_halo),

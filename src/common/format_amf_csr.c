@@ -169,6 +169,11 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "the one-step plan's folds are) or -1 (never)", opt->amf_regular);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->amf_vector < -1 || opt->amf_vector > 1) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_vector = %d; expected 0 (automatic: CSR-vector's mapping "
+                     "where folding cannot pay), 1 (always) or -1 (never)", opt->amf_vector);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
         spmvport_msg(msg, msglen, "amf_csr: options.amf_resident = %d; expected 0 (sub-blocks of T_l entries) or "
                      "1..%d (that many waves of equal sub-blocks, one per resident warp)", opt->amf_resident,
@@ -214,6 +219,7 @@ typedef struct {
     int fold_max;            /* most rows in one fold */
     int lanes0_log2;         /* lanes per fold from the average fold length */
     int32_t reg_rows, reg_entries; /* regular folds (AMF_P_REGULAR_ROWS, _ENTRIES): 0, or every fold as the first */
+    int vector_lanes;        /* the CSR-vector layout (AMF_P_VECTOR_LANES): csr_vector's lanes a row; 0: folds */
 } amf_plan;
 
 /* Fold rows into units (fold_row has room for m + 1). An adaptive fold also stops before it would span more than
@@ -250,7 +256,7 @@ static void fold_rows(amf_plan *p, const spmv_matrix_t *A, int32_t *fold_row, in
 }
 
 /* ==================================================================================================== */
-/* Pass 3: sub-blocks                                                                                   */
+/* Device figures                                                                                       */
 /* ==================================================================================================== */
 
 static int device_mps(const spmv_device_info_t *dev)
@@ -263,6 +269,43 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
 {
     return (int64_t)device_mps(dev) * (AMF_THREADS_PER_MP / w);
 }
+
+/* ==================================================================================================== */
+/* Pass 2 instead: the CSR-vector layout                                                                */
+/* ==================================================================================================== */
+
+#define AMF_VECTOR_MAX_SPREAD 1.0 /* automatic CSR-vector layout: row lengths spread at most this much (bayer10,
+                                   * most rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
+#define AMF_VECTOR_WAVES 2        /* ... and csr_vector's warps fit in this many waves of resident warps */
+
+/* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 0 for folds.
+ * Automatic (0) only on a GPU and with every other amf_ option at 0 (they tune folds): where folding cannot pay.
+ * At the launch floor a warp lasts as long as its serial path, and a warp of 4-row folds carries four times the
+ * rows of csr_vector's (a quarter of its grid; H200, session 45). On regular rows that spread little, with no long
+ * row, whose csr_vector warps fit in AMF_VECTOR_WAVES waves, the folded plans ran 0.73-0.99x csr_vector on all 34
+ * such matrices of run H4 in both precisions (H100, session 63: 33 shared and uniform:200000:2; cryg2500 0.73 f64,
+ * t60k 0.76 / 0.81, luxembourg_osm 0.82 / 0.96, EX5 0.81 / 0.95), while the skewed ones at the same sizes ran
+ * 1.0-81x (ca-GrQc 1.29, de2010 1.11-1.13) and keep folds, as do the regular ones past two waves
+ * (uniform:400000:3 1.07x, stencil2d:5:500 and FEM blocks of more entries: their folds are the faster plan there). */
+static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
+                         const amf_plan *p)
+{
+    const int lanes = p->lanes_log2 > 0 ? 1 << p->lanes_log2 : spmvport_csr_vector_lanes(A->m, A->nnz, p->w);
+    if (opt->amf_vector != 0) return opt->amf_vector > 0 ? lanes : 0;
+    const int tuned = opt->amf_fixed_fold != 0 || opt->amf_lanes != 0 || opt->amf_waves != 0 ||
+                      opt->amf_min_blocks != 0 || opt->amf_values != 0 || opt->amf_resident != 0 ||
+                      opt->amf_uniform != 0 || opt->amf_one_step != 0 || opt->amf_window_cache != 0 ||
+                      opt->amf_step_window != 0 || opt->amf_regular != 0;
+    if (tuned || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || A->m == 0 ||
+        p->short_rows < A->m || !spmvport_rows_regular(A) || spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
+        return 0;
+    const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
+    return warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ? lanes : 0;
+}
+
+/* ==================================================================================================== */
+/* Pass 3: sub-blocks                                                                                   */
+/* ==================================================================================================== */
 
 /* Blocks of the kernel resident per multiprocessor: the register cap (3 or 4), else the uncapped kernels' count on
  * sm_90 (f64: 2; f32: 4 with the values after the adds, 64 registers, else 3). */
@@ -691,7 +734,7 @@ static spmv_status_t cut_long_rows(spmvport_format_data *fd, amf_plan *p, const 
     if (st != SPMV_STATUS_SUCCESS) return st;
     int64_t pieces = 0;
     int32_t i = 0;
-    for (int32_t u = 0; u < p->units; u++) {
+    for (int32_t u = 0; p->long_rows > 0 && u < p->units; u++) {
         if (!amf_unit_is_long(fold_row, fold_ptr, u)) continue;
         int64_t k = (fold_ptr[u + 1] - fold_ptr[u] + piece - 1) / piece;
         long_unit[i] = u;
@@ -788,6 +831,25 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
     return SPMV_STATUS_SUCCESS;
 }
 
+/* The CSR-vector layout's arrays: fill_entries kept each one-row unit in its row's order (plain columns, value_map
+ * the identity), so fold_ptr is the row pointer; fold_row, local_row and the sub-block and long-row arrays stay
+ * empty (long_piece holds its single 0). */
+static spmv_status_t vector_layout(spmvport_format_data *fd, amf_plan *p)
+{
+    void *unused;
+    shrink_array(fd, AMF_A_FOLD_ROW, 0);
+    shrink_array(fd, AMF_A_LOCAL_ROW, 0);
+    p->folds = p->units;
+    p->long_rows = p->sub_blocks = p->pieces = p->multi = 0;
+    p->fold_max = p->units > 0 ? 1 : 0;
+    p->fixed = 0;
+    p->step_window = AMF_BATCH;
+    p->lanes0_log2 = log2_int(p->vector_lanes);
+    spmv_status_t st = add_array(fd, "sub_unit", 0, sizeof(int32_t), 0, &unused);
+    if (st == SPMV_STATUS_SUCCESS) st = add_array(fd, "sub_lanes", 0, 1, 0, &unused);
+    return st == SPMV_STATUS_SUCCESS ? cut_long_rows(fd, p, NULL, NULL) : st;
+}
+
 /* ==================================================================================================== */
 /* The builder                                                                                          */
 /* ==================================================================================================== */
@@ -842,7 +904,8 @@ static void choose_regular(amf_plan *p, const spmv_matrix_t *A, const int32_t *f
 static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
 {
     char fold[16], mix[96] = "";
-    if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
+    if (p->vector_lanes > 0) spmvport_msg(fold, sizeof fold, "vector");
+    else if (p->fixed > 0) spmvport_msg(fold, sizeof fold, "fixed%d", p->fixed);
     else spmvport_msg(fold, sizeof fold, "adaptive");
     /* sub-blocks per lane count, e.g. "2:15/4:34196": what the lane rule chose */
     int64_t count[7] = {0};
@@ -857,7 +920,7 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
                  "T_s=%lld;T_l=%lld;folded_rows=%d;avg_rows_per_fold=%.3f;long_rows=%d;sub_blocks=%d;"
                  "long_pieces=%d;long_min=%d;fold=%s;lanes=%d;lanes_rule=%s;sub_lanes=%s;packed=%d;min_blocks=%d;values=%s;resident=%d;"
                  "slot_use=%.3f;window_use=%.3f;win_cap=%lld;uniform=%d;one_step=%d;window_cache=%d;step_window=%d;"
-                 "x_sectors=%.3f;regular=%d:%d",
+                 "x_sectors=%.3f;regular=%d:%d;vector=%d",
                  (long long)p->t_s, (long long)p->t_l, p->folds,
                  p->folds > 0 ? (double)p->short_rows / p->folds : 0.0, p->long_rows, p->sub_blocks, p->pieces,
                  AMF_LONG_MIN, fold, 1 << (p->lanes_log2 > 0 ? p->lanes_log2 : p->lanes0_log2),
@@ -865,7 +928,7 @@ static void write_stats(spmvport_format_data *fd, const amf_plan *p, int packed)
                  p->values == AMF_VALUES_AFTER ? "after" : p->values == AMF_VALUES_AHEAD ? "ahead" : "gather",
                  p->parts > 0 ? p->resident : 0, p->slot_use, p->window_use,
                  (long long)p->win_cap, p->uni_k, p->one_step, p->window_cache, p->step_window,
-                 p->x_sectors, p->reg_rows, p->reg_entries);
+                 p->x_sectors, p->reg_rows, p->reg_entries, p->vector_lanes);
 }
 
 static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed)
@@ -894,6 +957,7 @@ static void write_params(spmvport_format_data *fd, const amf_plan *p, int packed
     fd->params[AMF_P_STEP_WINDOW] = p->step_window;
     fd->params[AMF_P_REGULAR_ROWS] = p->reg_rows;
     fd->params[AMF_P_REGULAR_ENTRIES] = p->reg_entries;
+    fd->params[AMF_P_VECTOR_LANES] = p->vector_lanes;
 }
 
 spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_matrix_t *A,
@@ -934,6 +998,8 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     }
     p.short_rows = short_rows;
     p.short_nnz = short_nnz;
+    p.vector_lanes = choose_vector(A, dev, opt, &p);
+    if (p.vector_lanes > 0) p.fixed = 1; /* the CSR-vector layout: a unit a row */
     /* T_s = ceil(4.5 x the mean short row length): a 4-row fold of average rows plus 1/8 slack, so that regular
      * matrices whose shorter boundary rows pull the mean under the interior length still fold 4 interior rows */
     p.t_s = p.fixed > 0 || short_rows == 0 ? 0 : (9 * short_nnz + 2 * short_rows - 1) / (2 * short_rows);
@@ -943,7 +1009,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
         for (p.win_cap = 1; p.win_cap < need;) p.win_cap *= 2;
     }
 
-    const int packed = !force_unpacked && A->n <= AMF_PACK_LIMIT;
+    const int packed = !force_unpacked && A->n <= AMF_PACK_LIMIT && p.vector_lanes == 0;
     int32_t *fold_row, *fold_ptr, *sub_unit;
     uint8_t *lanes;
     st = add_array(fd, "fold_row", (size_t)A->m + 1, sizeof(int32_t), 0, (void **)&fold_row);
@@ -959,6 +1025,11 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     st = fill_entries(fd, A, &p, fold_row, fold_ptr, packed, msg, msglen);
     if (st == SPMV_STATUS_INVALID_MATRIX) return st;
     if (st != SPMV_STATUS_SUCCESS) goto oom;
+    if (p.vector_lanes > 0) {
+        st = vector_layout(fd, &p);
+        if (st != SPMV_STATUS_SUCCESS) goto oom;
+        goto arrays_done;
+    }
 
     choose_t_l(&p, dev);
     st = add_array(fd, "sub_unit", 2 * (size_t)p.units, sizeof(int32_t), 0, (void **)&sub_unit);
@@ -1024,6 +1095,7 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
 
     st = cut_long_rows(fd, &p, fold_row, fold_ptr);
     if (st != SPMV_STATUS_SUCCESS) goto oom;
+arrays_done:
     if (fd->narrays != AMF_A_COUNT) {
         spmvport_msg(msg, msglen, "amf_csr: built %d arrays, expected %d", fd->narrays, AMF_A_COUNT);
         return SPMV_STATUS_INTERNAL_ERROR;

@@ -20,6 +20,8 @@
  *               shuffle-down tree per warp (offsets W/2 .. 1); thread 0 adds the warp sums in warp order and
  *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece
  *               order and writes y.
+ *   CSR-vector  (AMF_P_VECTOR_LANES = L > 0) csr_vector's executor on fold_ptr (the row pointer), cols (plain
+ *   layout      columns) and values, at L lanes a row, as the GPU runs csr_vector's kernel on them.
  * With beta == 0, y is never read (it may hold NaN).
  */
 #include <stdlib.h>
@@ -157,6 +159,13 @@ DEFINE_AMF_EXECUTOR(double, f64)
 
 void spmvport_cpu_amf_csr(const spmvport_format_data *fd, double alpha, const void *x, double beta, void *y)
 {
-    if (fd->precision == SPMV_F32) amf_f32(fd, (float)alpha, x, (float)beta, y);
+    if (fd->params[AMF_P_VECTOR_LANES] > 0) { /* the CSR-vector layout: csr_vector's walk of the same arrays */
+        spmvport_format_data view = *fd;
+        view.arrays[SPMVPORT_CSR_ROW_PTR] = fd->arrays[AMF_A_FOLD_PTR];
+        view.arrays[SPMVPORT_CSR_COL_IDX] = fd->arrays[AMF_A_COLS];
+        view.arrays[SPMVPORT_CSR_VALUES] = fd->arrays[AMF_A_VALUES];
+        view.params[SPMVPORT_P_LANES] = fd->params[AMF_P_VECTOR_LANES];
+        spmvport_cpu_csr_vector(&view, alpha, x, beta, y);
+    } else if (fd->precision == SPMV_F32) amf_f32(fd, (float)alpha, x, (float)beta, y);
     else amf_f64(fd, alpha, x, beta, y);
 }

@@ -595,6 +595,15 @@ inline const char *amf_csr_layout_problem(const spmvport_format_data *fd, int wa
         return "min_blocks out of range";
     if (prm[AMF_P_VALUES] < AMF_VALUES_AFTER || prm[AMF_P_VALUES] > AMF_VALUES_GATHER) return "values out of range";
     if (prm[AMF_P_WINDOW_CACHE] != 0 && prm[AMF_P_WINDOW_CACHE] != 1) return "window_cache out of range";
+    if (prm[AMF_P_VECTOR_LANES] != 0) { /* the CSR-vector layout: the row pointer, columns and values alone */
+        const int64_t L = prm[AMF_P_VECTOR_LANES];
+        if (L < 1 || L > warp || (L & (L - 1)) != 0 || prm[AMF_P_PACKED] != 0 || prm[AMF_P_UNITS] != fd->m ||
+            prm[AMF_P_SUB_BLOCKS] != 0 || prm[AMF_P_LONG_ROWS] != 0 || prm[AMF_P_PIECES] != 0 ||
+            fd->arrays[AMF_A_FOLD_PTR].bytes != ((size_t)fd->m + 1) * sizeof(int32_t) ||
+            fd->arrays[AMF_A_COLS].bytes != nnz * sizeof(uint32_t) || fd->arrays[AMF_A_VALUES].bytes != nnz * vs)
+            return "CSR-vector layout inconsistent with its parameters";
+        return NULL;
+    }
     if (prm[AMF_P_UNIFORM] < 0 || prm[AMF_P_UNIFORM] > INT32_MAX ||
         (prm[AMF_P_UNIFORM] > 0 && ((prm[AMF_P_LONG_ROWS] != 0 && prm[AMF_P_ONE_STEP] != 1) ||
                                     prm[AMF_P_UNIFORM_LANES] < 1 ||

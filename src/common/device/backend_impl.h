@@ -388,6 +388,34 @@ void launch_csr_rows(const spmvport_format_data *fd, int lanes_log2, const int *
     }
 }
 
+/* csr_vector at 2^lanes_log2 lanes a row (or csr_scalar, -1) on these arrays, with the index type nnz needs */
+template <int W, typename T>
+void launch_csr_any(const spmvport_format_data *fd, int lanes_log2, const int *ptr, const int *col, const T *val,
+                    const T *x, T *y, T alpha, T beta, port_stream_t s)
+{
+    if (csr_index_unsigned<W>(fd->nnz))
+        launch_csr_rows<W, unsigned>(fd, lanes_log2, ptr, col, val, x, y, alpha, beta, s);
+    else
+        launch_csr_rows<W, int>(fd, lanes_log2, ptr, col, val, x, y, alpha, beta, s);
+}
+
+/* amf_csr's CSR-vector layout (format_amf_csr.h, options.amf_vector): csr_vector's kernel on its row pointer
+ * (fold_ptr), plain columns and values; its folds: launch_amf_csr */
+template <int W, typename T>
+void launch_amf(const gpu_plan *p, double alpha, const void *x, double beta, void *y, port_stream_t s)
+{
+    const spmvport_format_data *fd = p->fd;
+    const int64_t lanes = fd->params[AMF_P_VECTOR_LANES];
+    if (lanes == 0) {
+        launch_amf_csr<W, T>(p, alpha, x, beta, y, s);
+        return;
+    }
+    int log2 = 0;
+    while ((1 << log2) < lanes) log2++;
+    launch_csr_any<W, T>(fd, log2, (const int *)p->arrays[AMF_A_FOLD_PTR], (const int *)p->arrays[AMF_A_COLS],
+                         (const T *)p->arrays[AMF_A_VALUES], (const T *)x, (T *)y, (T)alpha, (T)beta, s);
+}
+
 template <int W, typename T>
 void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d, void *yv, port_stream_t s)
 {
@@ -413,10 +441,7 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
         int log2 = -1;
         if (fd->format == SPMV_FORMAT_CSR_VECTOR)
             for (log2 = 0; (1 << log2) < fd->params[SPMVPORT_P_LANES];) log2++;
-        if (csr_index_unsigned<W>(fd->nnz))
-            launch_csr_rows<W, unsigned>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
-        else
-            launch_csr_rows<W, int>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
+        launch_csr_any<W, T>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
         break;
     }
     }
@@ -427,7 +452,7 @@ template <int W, typename T>
 void launch_format(const gpu_plan *p, double alpha, const void *x, double beta, void *y, port_stream_t s)
 {
     switch (p->fd->format) {
-    case SPMV_FORMAT_AMF_CSR: launch_amf_csr<W, T>(p, alpha, x, beta, y, s); break;
+    case SPMV_FORMAT_AMF_CSR: launch_amf<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_HBP: launch_hbp<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_TEB: launch_teb<W, T>(p, alpha, x, beta, y, s); break;
     case SPMV_FORMAT_TILE: launch_tile<W, T>(p, alpha, x, beta, y, s); break;
