@@ -1313,6 +1313,9 @@ Test(amf_csr, vector_layout_automatic)
         {"uniform:271000:2", 0, 0},     /* 16938: just past */
         {"uniform:400000:3", 0, 0},     /* 25000 warps: 2.96 waves, folds 1.07x csr_vector (H200) */
         {"stencil3d:27:20", 16, 16},    /* 8000 rows of about 27 */
+        {"fem3d:3:16", 32, 0},          /* 12288 rows of about 71, 0.88M entries: 12288 warps at 32 or 64 lanes (W = 64:
+                                         * past 8448) */
+        {"fem3d:3:17", 0, 0},           /* 1.06M entries: f32 folds beat csr_vector from 1M (session 31) */
         {"circuit:20000", 0, 0},        /* skewed */
         {"kron:12:8", 0, 0},            /* skewed */
     };

@@ -277,6 +277,9 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
 #define AMF_VECTOR_MAX_SPREAD 1.0 /* automatic CSR-vector layout: row lengths spread at most this much (bayer10,
                                    * most rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
 #define AMF_VECTOR_WAVES 2        /* ... and csr_vector's warps fit in this many waves of resident warps */
+#define AMF_VECTOR_MAX_NNZ 1000000 /* ... and fewer entries: from here long regular rows within L2 ran faster in f32
+                                    * folds than on csr_vector (H200, session 31: fem3d:3:28 1.30 against 1.08x
+                                    * cuSPARSE; AUTO's AUTO_L2_F32_FOLD_NNZ); the 34 below all have at most 0.6M */
 
 /* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 0 for folds.
  * Automatic (0) only on a GPU and with every other amf_ option at 0 (they tune folds): where folding cannot pay.
@@ -297,7 +300,8 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
                       opt->amf_uniform != 0 || opt->amf_one_step != 0 || opt->amf_window_cache != 0 ||
                       opt->amf_step_window != 0 || opt->amf_regular != 0;
     if (tuned || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || A->m == 0 ||
-        p->short_rows < A->m || !spmvport_rows_regular(A) || spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
+        A->nnz >= AMF_VECTOR_MAX_NNZ || p->short_rows < A->m || !spmvport_rows_regular(A) ||
+        spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
         return 0;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
     return warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ? lanes : 0;
