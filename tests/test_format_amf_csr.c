@@ -1305,26 +1305,32 @@ Test(amf_csr, vector_layout_automatic)
     cpu.backend = SPMV_BACKEND_CPU, cpu.warp_size = 32;
     static const struct {
         const char *spec;
+        spmv_precision_t precision;
         int lanes32, lanes64; /* expected, 0: folds */
     } cases[] = {
-        {"stencil2d:5:100", 4, 4},      /* 10000 rows of 5: 1250 warps */
-        {"uniform:200000:2", 2, 2},     /* 12500 warps of 32 (1.48 waves), 6250 of 64 (1.48) */
-        {"uniform:270000:2", 2, 2},     /* 16875 warps: just within two waves */
-        {"uniform:271000:2", 0, 0},     /* 16938: just past */
-        {"uniform:400000:3", 0, 0},     /* 25000 warps: 2.96 waves, folds 1.07x csr_vector (H200) */
-        {"stencil3d:27:20", 16, 16},    /* 8000 rows of about 27 */
-        {"fem3d:3:16", 32, 0},          /* 12288 rows of about 71, 0.88M entries: 12288 warps at 32 or 64 lanes (W = 64:
-                                         * past 8448) */
-        {"fem3d:3:17", 0, 0},           /* 1.06M entries: f32 folds beat csr_vector from 1M (session 31) */
-        {"circuit:20000", 0, 0},        /* skewed */
-        {"kron:12:8", 0, 0},            /* skewed */
+        {"stencil2d:5:100", SPMV_F64, 4, 4},    /* 10000 rows of 5: 1250 warps */
+        {"uniform:200000:2", SPMV_F64, 2, 2},   /* 12500 warps of 32 (1.48 waves), 6250 of 64 (1.48) */
+        {"uniform:270000:2", SPMV_F32, 2, 2},   /* 16875 warps: just within two waves */
+        {"uniform:271000:2", SPMV_F64, 0, 0},   /* 16938: just past, and x read scattered */
+        {"uniform:400000:3", SPMV_F64, 0, 0},   /* 25000 warps: 2.96 waves, scattered */
+        {"stencil3d:27:20", SPMV_F64, 16, 16},  /* 8000 rows of about 27 */
+        {"fem3d:3:17", SPMV_F32, 32, 0},        /* 14739 rows of about 72, 1.06M entries: 14739 warps at 32 or 64
+                                                 * lanes (W = 64: past 8448, f32 keeps folds there) */
+        {"fem3d:3:17", SPMV_F64, 32, 64},       /* f64, x read locally: any number of waves */
+        {"stencil2d:5:400", SPMV_F32, 0, 0},    /* 160000 rows of 5: 20000 warps (2.37 waves) */
+        {"stencil2d:5:400", SPMV_F64, 4, 4},    /* f64, x read locally */
+        {"banded:2666000:1", SPMV_F64, 2, 2},   /* 7997998 entries: within AMF_VECTOR_F64_MAX_NNZ */
+        {"banded:2667000:1", SPMV_F64, 0, 0},   /* 8000998: past it */
+        {"circuit:20000", SPMV_F64, 0, 0},      /* skewed */
+        {"kron:12:8", SPMV_F64, 0, 0},          /* skewed */
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spmv_matrix_t *A = NULL;
-        cr_assert_eq(spmv_matrix_generate(&A, cases[c].spec, SPMV_F64, 3), SPMV_STATUS_SUCCESS);
+        cr_assert_eq(spmv_matrix_generate(&A, cases[c].spec, cases[c].precision, 3), SPMV_STATUS_SUCCESS);
+        const char *prec = cases[c].precision == SPMV_F32 ? "f32" : "f64";
         spmv_plan_options_t opt = options(0, 0);
-        cr_assert_eq(vector_lanes_of(A, &gpu, &opt), cases[c].lanes32, "%s on W = 32", cases[c].spec);
-        cr_assert_eq(vector_lanes_of(A, &wave64, &opt), cases[c].lanes64, "%s on W = 64", cases[c].spec);
+        cr_assert_eq(vector_lanes_of(A, &gpu, &opt), cases[c].lanes32, "%s %s on W = 32", cases[c].spec, prec);
+        cr_assert_eq(vector_lanes_of(A, &wave64, &opt), cases[c].lanes64, "%s %s on W = 64", cases[c].spec, prec);
         if (cases[c].lanes32 > 0) { /* the CPU, another amf_ option, or never: folds */
             cr_assert_eq(vector_lanes_of(A, &cpu, &opt), 0, "%s on the CPU", cases[c].spec);
             for (int k = 0; k < 3; k++) {

@@ -276,20 +276,25 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
 
 #define AMF_VECTOR_MAX_SPREAD 1.0 /* automatic CSR-vector layout: row lengths spread at most this much (bayer10,
                                    * most rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
-#define AMF_VECTOR_WAVES 2        /* ... and csr_vector's warps fit in this many waves of resident warps */
-#define AMF_VECTOR_MAX_NNZ 1000000 /* ... and fewer entries: from here long regular rows within L2 ran faster in f32
-                                    * folds than on csr_vector (H200, session 31: fem3d:3:28 1.30 against 1.08x
-                                    * cuSPARSE; AUTO's AUTO_L2_F32_FOLD_NNZ); the 34 below all have at most 0.6M */
+#define AMF_VECTOR_WAVES 2        /* ... and csr_vector's warps fit in this many waves of resident warps, */
+#define AMF_VECTOR_F64_MAX_NNZ 8000000 /* or, in f64 with x read locally, at most this many entries */
 
 /* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 0 for folds.
- * Automatic (0) only on a GPU and with every other amf_ option at 0 (they tune folds): where folding cannot pay.
- * At the launch floor a warp lasts as long as its serial path, and a warp of 4-row folds carries four times the
- * rows of csr_vector's (a quarter of its grid; H200, session 45). On regular rows that spread little, with no long
- * row, whose csr_vector warps fit in AMF_VECTOR_WAVES waves, the folded plans ran 0.73-0.99x csr_vector on all 34
- * such matrices of run H4 in both precisions (H100, session 63: 33 shared and uniform:200000:2; cryg2500 0.73 f64,
- * t60k 0.76 / 0.81, luxembourg_osm 0.82 / 0.96, EX5 0.81 / 0.95), while the skewed ones at the same sizes ran
- * 1.0-81x (ca-GrQc 1.29, de2010 1.11-1.13) and keep folds, as do the regular ones past two waves
- * (uniform:400000:3 1.07x, stencil2d:5:500 and FEM blocks of more entries: their folds are the faster plan there). */
+ * Automatic (0) only on a GPU and with every other amf_ option at 0 (they tune folds), on regular rows that spread
+ * little with no long row: where folding did not pay.
+ * - Within two waves (the launch floor and just above it): a warp lasts as long as its serial path, and a warp of
+ *   4-row folds carries four times the rows of csr_vector's (a quarter of its grid; H200, session 45). The folds
+ *   ran 0.73-0.99x csr_vector on all 34 such matrices of run H4 (H100, session 63: 33 shared and
+ *   uniform:200000:2), and 0.76-0.95x on FEM blocks of 1.0-2.5M entries within two waves (H100, session 66, run
+ *   K1: fem3d:4:16 f64 / f32 0.76 / 0.86, fem3d:8:12 0.82 / 0.83). Past two waves f32 is mixed (folds 0.90-0.96x
+ *   csr_vector on fem3d:3:18, uniform:150000:4, stencil3d:7:60 at 2.1-3.2 waves, 1.02-1.25x on fem3d:3:20,
+ *   stencil2d:5:500, :700, stencil3d:7:80 at 2.8-7 waves) and keeps folds, as do the skewed rows at any size (ca-GrQc 1.29, de2010 1.11-1.13).
+ * - f64 with x read locally (stencils, FEM, banded: spmvport_x_sector_use under SPMVPORT_X_SCATTERED), up to 8M
+ *   entries: the folds ran 0.72-1.03x csr_vector (runs K1, K2: stencil3d:7:80 0.74, :7:100 0.81, stencil2d:5:1000
+ *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
+ *   folds lose there is not known. Beyond 8M mixed (stencil2d:5:1600 1.11, stencil3d:7:130 1.04, fem3d:3:36
+ *   0.99, stencil3d:27:80 0.96); on scattered f64 rows (uniform, lp) 0.92-1.03x, about a tie, and AUTO's
+ *   scattered_short_rows takes amf_csr for its folds there. */
 static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                          const amf_plan *p)
 {
@@ -300,11 +305,13 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
                       opt->amf_uniform != 0 || opt->amf_one_step != 0 || opt->amf_window_cache != 0 ||
                       opt->amf_step_window != 0 || opt->amf_regular != 0;
     if (tuned || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || A->m == 0 ||
-        A->nnz >= AMF_VECTOR_MAX_NNZ || p->short_rows < A->m || !spmvport_rows_regular(A) ||
-        spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
+        p->short_rows < A->m || !spmvport_rows_regular(A) || spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
         return 0;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
-    return warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ? lanes : 0;
+    if (warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w)) return lanes;
+    const int local_f64 = A->precision == SPMV_F64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ &&
+                          spmvport_x_sector_use(A, AMF_LONG_MIN) < SPMVPORT_X_SCATTERED;
+    return local_f64 ? lanes : 0;
 }
 
 /* ==================================================================================================== */
