@@ -388,11 +388,15 @@ void launch_csr_rows(const spmvport_format_data *fd, int lanes_log2, const int *
     }
 }
 
-/* csr_vector at 2^lanes_log2 lanes a row (or csr_scalar, -1) on these arrays, with the index type nnz needs */
+/* csr_vector at `lanes` lanes a row (a power of two; csr_scalar at 0) on these arrays, with the index type nnz
+ * needs */
 template <int W, typename T>
-void launch_csr_any(const spmvport_format_data *fd, int lanes_log2, const int *ptr, const int *col, const T *val,
+void launch_csr_any(const spmvport_format_data *fd, int64_t lanes, const int *ptr, const int *col, const T *val,
                     const T *x, T *y, T alpha, T beta, port_stream_t s)
 {
+    int lanes_log2 = -1;
+    if (lanes > 0)
+        for (lanes_log2 = 0; ((int64_t)1 << lanes_log2) < lanes;) lanes_log2++;
     if (csr_index_unsigned<W>(fd->nnz))
         launch_csr_rows<W, unsigned>(fd, lanes_log2, ptr, col, val, x, y, alpha, beta, s);
     else
@@ -410,9 +414,7 @@ void launch_amf(const gpu_plan *p, double alpha, const void *x, double beta, voi
         launch_amf_csr<W, T>(p, alpha, x, beta, y, s);
         return;
     }
-    int log2 = 0;
-    while ((1 << log2) < lanes) log2++;
-    launch_csr_any<W, T>(fd, log2, (const int *)p->arrays[AMF_A_FOLD_PTR], (const int *)p->arrays[AMF_A_COLS],
+    launch_csr_any<W, T>(fd, lanes, (const int *)p->arrays[AMF_A_FOLD_PTR], (const int *)p->arrays[AMF_A_COLS],
                          (const T *)p->arrays[AMF_A_VALUES], (const T *)x, (T *)y, (T)alpha, (T)beta, s);
 }
 
@@ -438,10 +440,8 @@ void launch_csr(const gpu_plan *p, double alpha_d, const void *xv, double beta_d
         break;
     }
     default: { /* csr_vector; csr_scalar, and vendor plans of empty shapes (y = beta*y) */
-        int log2 = -1;
-        if (fd->format == SPMV_FORMAT_CSR_VECTOR)
-            for (log2 = 0; (1 << log2) < fd->params[SPMVPORT_P_LANES];) log2++;
-        launch_csr_any<W, T>(fd, log2, ptr, col, val, x, y, alpha, beta, s);
+        const int64_t lanes = fd->format == SPMV_FORMAT_CSR_VECTOR ? fd->params[SPMVPORT_P_LANES] : 0;
+        launch_csr_any<W, T>(fd, lanes, ptr, col, val, x, y, alpha, beta, s);
         break;
     }
     }
