@@ -469,10 +469,11 @@ typedef struct spmv_plan_options {
                                   * automatic, on a GPU only and only with every other amf_ option at 0: where
                                   * folding cannot pay, i.e. regular rows (longest <= 2 x average + 16) whose lengths
                                   * spread at most 1 (standard deviation / mean), none of AMF_LONG_MIN (1024) entries
-                                  * or more, fewer than 1M entries, whose csr_vector warps fit in two waves of the
-                                  * device's resident warps (the launch floor: small meshes and roads, where the
-                                  * folded warps, four rows a fold, ran 0.73-0.99x csr_vector; docs/formats/amf_csr.md
-                                  * "CSR-vector layout"); 1 = always; -1 = never. Other values:
+                                  * or more, and either csr_vector's warps fit in two waves of the device's resident
+                                  * warps (the launch floor: small meshes and roads, where the folded warps, four rows
+                                  * a fold, ran 0.73-0.99x csr_vector) or, in f64, the reads of x are local (stencils,
+                                  * FEM, banded) and there are at most 8M entries (folds 0.72-1.03x csr_vector on the
+                                  * H100); docs/formats/amf_csr.md "Arrays"; 1 = always; -1 = never. Other values:
                                   * SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[11];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
