@@ -288,7 +288,8 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   uniform:200000:2), and 0.76-0.95x on FEM blocks of 1.0-2.5M entries within two waves (H100, session 66, run
  *   K1: fem3d:4:16 f64 / f32 0.76 / 0.86, fem3d:8:12 0.82 / 0.83). Past two waves f32 is mixed (folds 0.90-0.96x
  *   csr_vector on fem3d:3:18, uniform:150000:4, stencil3d:7:60 at 2.1-3.2 waves, 1.02-1.25x on fem3d:3:20,
- *   stencil2d:5:500, :700, stencil3d:7:80 at 2.8-7 waves) and keeps folds, as do the skewed rows at any size (ca-GrQc 1.29, de2010 1.11-1.13).
+ *   stencil2d:5:500, :700, stencil3d:7:80 at 2.8-7 waves) and keeps folds, as do the skewed rows at any size
+ *   (ca-GrQc 1.29, de2010 1.11-1.13).
  * - f64 with x read locally (stencils, FEM, banded: spmvport_x_sector_use under SPMVPORT_X_SCATTERED), up to 8M
  *   entries: the folds ran 0.72-1.03x csr_vector (runs K1, K2: stencil3d:7:80 0.74, :7:100 0.81, stencil2d:5:1000
  *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
