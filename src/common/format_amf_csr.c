@@ -290,7 +290,7 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   csr_vector on fem3d:3:18, uniform:150000:4, stencil3d:7:60 at 2.1-3.2 waves, 1.02-1.25x on fem3d:3:20,
  *   stencil2d:5:500, :700, stencil3d:7:80 at 2.8-7 waves) and keeps folds, as do the skewed rows at any size
  *   (ca-GrQc 1.29, de2010 1.11-1.13).
- * - f64 with x read locally (stencils, FEM, banded: spmvport_x_sector_use under SPMVPORT_X_SCATTERED), up to 8M
+ * - f64 with x read locally (stencils, FEM, banded: p->scattered is 0), up to 8M
  *   entries: the folds ran 0.72-1.03x csr_vector (runs K1, K2: stencil3d:7:80 0.74, :7:100 0.81, stencil2d:5:1000
  *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
  *   folds lose there is not known. Beyond 8M mixed (stencil2d:5:1600 1.11, stencil3d:7:130 1.04, fem3d:3:36
@@ -310,9 +310,7 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
         return 0;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
     if (warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w)) return lanes;
-    const int local_f64 = A->precision == SPMV_F64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ &&
-                          spmvport_x_sector_use(A, AMF_LONG_MIN) < SPMVPORT_X_SCATTERED;
-    return local_f64 ? lanes : 0;
+    return A->precision == SPMV_F64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered ? lanes : 0;
 }
 
 /* ==================================================================================================== */
@@ -1010,6 +1008,9 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     }
     p.short_rows = short_rows;
     p.short_nnz = short_nnz;
+    /* how scattered the reads of x are: the CSR-vector rule and the folds' lanes (wave_lanes_log2) use it */
+    p.x_sectors = spmvport_x_sector_use(A, AMF_LONG_MIN);
+    p.scattered = p.x_sectors >= SPMVPORT_X_SCATTERED;
     p.vector_lanes = choose_vector(A, dev, opt, &p);
     if (p.vector_lanes > 0) p.fixed = 1; /* the CSR-vector layout: a unit a row */
     /* T_s = ceil(4.5 x the mean short row length): a 4-row fold of average rows plus 1/8 slack, so that regular
@@ -1053,11 +1054,9 @@ spmv_status_t spmvport_build_amf_csr_ex(spmvport_format_data *fd, const spmv_mat
     if (st != SPMV_STATUS_SUCCESS) goto oom;
     choose_lanes(&p, fold_ptr, sub_unit, lanes);
     /* the window the one-step kernel by windows takes on the many-wave layout (or everywhere, when asked: see
-     * step_window below), and how scattered the reads of x are: both set its lanes (wave_lanes_log2) */
+     * step_window below); with p.scattered it sets its lanes (wave_lanes_log2) */
     p.wave_window = opt->amf_step_window != 0 ? opt->amf_step_window
                     : A->precision == SPMV_F64 ? AMF_SMALL_WINDOW : AMF_BATCH;
-    p.x_sectors = spmvport_x_sector_use(A, AMF_LONG_MIN);
-    p.scattered = p.x_sectors >= SPMVPORT_X_SCATTERED;
     choose_uniform(&p, dev, A->precision == SPMV_F32, opt->amf_uniform, opt->amf_one_step, fold_row, fold_ptr, sub_unit,
                    lanes);
     /* one step per warp: the lighter kernel unless asked for the general one (amf_one_step = -1); by windows where
