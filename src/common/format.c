@@ -133,9 +133,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.23x; no shared matrix: bayer10's
  *                                                                             spread is 1.05, at 95k entries)
  *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 runs H4, H6, session 63: 12
- *     L2, fewer than AUTO_SMALL_ROWS_PER_SM rows a multiprocessor             shared matrices of 2.5-17k rows
- *     (csr_scalar's threads fill less than a block on each)                   averaging 4.9-8.8, 1.09x and 1.03x
- *                                                                             csr_scalar in geometric mean, worst
+ *     L2, fewer than SPMVPORT_SMALL_ROWS_PER_SM rows a                        shared matrices of 2.5-17k rows
+ *     multiprocessor (csr_scalar's threads fill less than a block             averaging 4.9-8.8, 1.09x and 1.03x
+ *     on each)                                                                csr_scalar in geometric mean, worst
  *                                                                             0.96x; at 4-7 us, within the launch
  *                                                                             floor's noise per matrix; 4 or fewer a
  *                                                                             row: 0.89-1.02x, kept)
@@ -172,16 +172,15 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *   CPU, skewed rows                                             csr_lb      (row-split starves on hub rows) */
 #define AUTO_L2_F32_FOLD_NNZ 1000000      /* f32 regular rows within L2 from this many entries: amf_csr */
 #define AUTO_L2_F64_SCATTERED_NNZ 3000000 /* f64 short regular rows within L2, x read scattered: amf_csr from here */
-#define AUTO_L2_F64_SCATTERED_LONG_NNZ 900000 /* and from here for more than AUTO_ONE_BATCH_AVG a row (lp 5 a row) */
+#define AUTO_L2_F64_SCATTERED_LONG_NNZ 900000 /* and from here for more than SPMVPORT_ONE_BATCH_AVG a row (lp: 5) */
 #define AUTO_L2_F64_STENCIL_NNZ 3000000   /* f64 stencils within L2: tile from here (stencil3d:7:74, 2.8M: 0.95-0.99x) */
 #define AUTO_L2_F64_LONG_STENCIL_NNZ 2000000 /* and from here for rows of more than AUTO_LONG_STENCIL_AVG entries */
 #define AUTO_LONG_STENCIL_AVG 20.0        /* (27-point stencils of 2.2-2.9M: 1.10-1.45x csr_vector; session 60) */
 #define AUTO_STENCIL_MIN_AVG 6.0          /* band plans beyond L2 from 7 entries a row (5-point stencils: 0.84-0.86x) */
 #define AUTO_L2_STENCIL_MIN_AVG 2.5       /* within L2 from 3 (tridiagonal: csr_vector first, AUTO_NEAR_L2_*) */
-#define AUTO_SMALL_ROWS_PER_SM 256        /* regular rows of more than one batch, fewer than this many a multiprocessor:
-                                           * csr_vector (csr_scalar's threads would not fill a block on each) */
-#define AUTO_ONE_BATCH_AVG 4.0            /* csr_scalar's batch: rows averaging more take two or more a thread; the
-                                           * small-rows, scattered and bimodal rules start above it (sessions 63-64) */
+/* SPMVPORT_SMALL_ROWS_PER_SM (internal.h): regular rows of more than one batch, fewer than this many a
+ * multiprocessor: csr_vector (csr_scalar's threads would not fill a block on each). SPMVPORT_ONE_BATCH_AVG:
+ * csr_scalar's batch; the small-rows, scattered and bimodal rules start above it (sessions 63-64). */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
 #define AUTO_NEAR_L2_LO 0.8               /* whose arrays, x and y are this many L2s or more: csr_vector */
 #define AUTO_NEAR_L2_HI 1.75              /* and at most this many (edges measured: 0.76-0.85, 1.71-1.79) */
@@ -314,31 +313,30 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
     /* tridiagonal rows whose data is about the L2's size: csr_vector was 1.04-1.34x csr_scalar and tile on the H100
      * and H200; below the window csr_scalar wins or ties (csr_vector 0.79-1.01x), above it 0.81-1.00x. Why is not
      * known. */
-    const double with_vectors = bytes + ((double)A->m + A->n) * spmvport_value_size(A->precision);
-    if (gpu && regular && avg > AUTO_L2_STENCIL_MIN_AVG && avg <= AUTO_NEAR_L2_MAX_AVG && dev->l2_bytes > 0 &&
-        with_vectors >= AUTO_NEAR_L2_LO * (double)dev->l2_bytes &&
-        with_vectors <= AUTO_NEAR_L2_HI * (double)dev->l2_bytes &&
+    const double l2_share = spmvport_l2_share(A, dev);
+    if (gpu && regular && avg > AUTO_L2_STENCIL_MIN_AVG && avg <= AUTO_NEAR_L2_MAX_AVG &&
+        l2_share >= AUTO_NEAR_L2_LO && l2_share <= AUTO_NEAR_L2_HI &&
         spmvport_x_sector_use(A, INT32_MAX) < SPMVPORT_X_SCATTERED)
         return chosen(SPMV_FORMAT_CSR_VECTOR, "tridiagonal_near_l2", why);
     if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
         return chosen(SPMV_FORMAT_TILE, "stencil_diagonals", why);
-    if (regular && avg <= 12) {
-        const double scattered_nnz = avg > AUTO_ONE_BATCH_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
+    if (regular && avg <= SPMVPORT_SHORT_ROWS_AVG) {
+        const double scattered_nnz = avg > SPMVPORT_ONE_BATCH_AVG ? AUTO_L2_F64_SCATTERED_LONG_NNZ
                                                               : AUTO_L2_F64_SCATTERED_NNZ;
         const int big_f64 = A->precision == SPMV_F64 && A->nnz >= scattered_nnz;
         const int scattered = gpu && (!in_l2 || big_f64) &&
                               spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED;
         /* bimodal rows (most short, a few many times longer): csr_scalar's warps wait for their longest row,
          * amf_csr's folds balance them */
-        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > AUTO_ONE_BATCH_AVG &&
+        const int bimodal = gpu && A->nnz >= AUTO_BIMODAL_NNZ && avg > SPMVPORT_ONE_BATCH_AVG &&
                             (A->precision == SPMV_F64 || !in_l2) && spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
         if (scattered) return chosen(SPMV_FORMAT_AMF_CSR, "scattered_short_rows", why);
         if (bimodal) return chosen(SPMV_FORMAT_AMF_CSR, "bimodal_short_rows", why);
         /* too few rows to give every multiprocessor a block of csr_scalar's threads, each of which waits for two
          * batches of 4 entries in turn: csr_vector's lanes take one batch each */
         const int few_rows = gpu && in_l2 && dev->multiprocessors > 0 &&
-                             (double)A->m < (double)dev->multiprocessors * AUTO_SMALL_ROWS_PER_SM;
-        if (few_rows && avg > AUTO_ONE_BATCH_AVG) return chosen(SPMV_FORMAT_CSR_VECTOR, "few_short_rows", why);
+                             (double)A->m < (double)dev->multiprocessors * SPMVPORT_SMALL_ROWS_PER_SM;
+        if (few_rows && avg > SPMVPORT_ONE_BATCH_AVG) return chosen(SPMV_FORMAT_CSR_VECTOR, "few_short_rows", why);
         return chosen(SPMV_FORMAT_CSR_SCALAR, "short_rows", why);
     }
     if (gpu) {

@@ -358,6 +358,15 @@ double spmvport_rows_spread(const spmv_matrix_t *A)
     return sqrt(squares / A->m) / avg;
 }
 
+double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
+{
+    if (dev == NULL || dev->l2_bytes == 0) return 0.0;
+    const double vs = (double)spmvport_value_size(A->precision);
+    const double bytes = (double)A->nnz * (sizeof(int32_t) + vs) + ((double)A->m + 1) * sizeof(int32_t) +
+                         ((double)A->m + A->n) * vs;
+    return bytes / (double)dev->l2_bytes;
+}
+
 /* ==================================================================================================== */
 /* How scattered the reads of x are                                                                     */
 /* ==================================================================================================== */
