@@ -464,17 +464,23 @@ typedef struct spmv_plan_options {
                                   * where the unit-cap rules give none, take at most 16 trips a unit.
                                   * Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_AMF_CSR, 0.3.x (a reserved slot) */
-    int amf_vector;              /* CSR-vector's mapping instead of folds: one row a unit, csr_vector's lanes a row and
-                                  * its kernel, on amf_csr's own arrays (row pointer, plain columns, values). 0 =
-                                  * automatic, on a GPU only and only with every other amf_ option at 0: where
-                                  * folding cannot pay, i.e. regular rows (longest <= 2 x average + 16) whose lengths
-                                  * spread at most 1 (standard deviation / mean), none of AMF_LONG_MIN (1024) entries
-                                  * or more, and either csr_vector's warps fit in two waves of the device's resident
-                                  * warps (the launch floor: small meshes and roads, where the folded warps, four rows
-                                  * a fold, ran 0.73-0.99x csr_vector) or, in f64, the reads of x are local (stencils,
-                                  * FEM, banded) and there are at most 8M entries (folds 0.72-1.03x csr_vector on the
-                                  * H100); docs/formats/amf_csr.md "Arrays"; 1 = always; -1 = never. Other values:
-                                  * SPMV_STATUS_INVALID_ARGUMENT */
+    int amf_vector;              /* A CSR mapping instead of folds, on amf_csr's own arrays (row pointer, plain
+                                  * columns, values), one row a unit: CSR-vector's (csr_vector's lanes a row and its
+                                  * kernel) or CSR-scalar's (a thread a row, csr_scalar's kernel). 0 = automatic, on a
+                                  * GPU only and only with every other amf_ option at 0: where folding cannot pay,
+                                  * i.e. regular rows (longest <= 2 x average + 16) whose lengths spread at most 1
+                                  * (standard deviation / mean), none of AMF_LONG_MIN (1024) entries or more, and
+                                  * - short rows (at most 12 entries on average; more than 4 only with 256 rows a
+                                  *   multiprocessor) read locally (stencils, banded, roads; f32 scattered ones too
+                                  *   below 0.8 L2s): CSR-scalar's below 0.8 L2s of data with x and y and above 2.15
+                                  *   (f64) or 1.75 (f32, rows of at most 3 entries), CSR-vector's between; f32 rows
+                                  *   of more than 3 keep folds from 0.8 L2s (H100, session 67);
+                                  * - other rows: CSR-vector's where its warps fit in two waves of the device's
+                                  *   resident warps (the launch floor, where the folded warps, four rows a fold, ran
+                                  *   0.73-0.99x csr_vector) or, in f64 with x read locally, up to 8M entries (folds
+                                  *   0.72-1.03x csr_vector on the H100);
+                                  * docs/formats/amf_csr.md "Arrays"; 1 = always CSR-vector's; 2 = always
+                                  * CSR-scalar's; -1 = never. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[11];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;

@@ -893,6 +893,38 @@ Test(SUITE, amf_csr_long_folds_many_waves, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* amf_csr's CSR layouts, forced (amf_vector = 1: csr_vector's kernel; 2: csr_scalar's, a thread a row) on the edge
+ * corpus in both precisions, and the automatic CSR-scalar mapping on a 5-point stencil (short rows read locally,
+ * well within the L2). */
+Test(SUITE, amf_csr_csr_layouts, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        const int n = support_edge_corpus(prec, &cases);
+        for (int v = 1; v <= 2; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.amf_vector = v;
+            for (int i = 0; i < n; i++) {
+                double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &o, cases[i].name, cases[i].A, 1);
+                cr_assert(r >= 0, "%s: amf_vector %d: %s", cases[i].name, v, spmv_last_error(ctx));
+            }
+        }
+        support_cases_free(cases, n);
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:400", prec, 3), SPMV_STATUS_SUCCESS);
+        const spmv_plan_info_t info = support_plan_info(ctx, SPMV_FORMAT_AMF_CSR, A, NULL);
+        cr_assert(support_stat(info.stats, "vector") == 1, "stencil2d:5:400: not the plan the test is for: %s",
+                  info.stats);
+        double r = support_check_format(ctx, SPMV_FORMAT_AMF_CSR, NULL, "stencil2d:5:400", A, 1);
+        cr_assert(r >= 0, "stencil2d:5:400: %s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* Steps of 4 loaded four at a time (steps of 16, option 5) on FEM blocks of 5 unknowns (rows of up to 15 entries a
  * tile, 16 a step: the nibbles of a step from an odd nibble span 9 bytes), in both precisions (f64: the kernel held
  * to 1024 threads an SM), with the deferred part inside the tile kernel or after it, tile rows split or not. */

@@ -630,7 +630,7 @@ Test(amf_csr, bad_options_rejected)
         {"amf_window_cache", offsetof(spmv_plan_options_t, amf_window_cache), {-2, 2}, 2},
         {"amf_step_window", offsetof(spmv_plan_options_t, amf_step_window), {-1, 2, 16}, 3},
         {"amf_regular", offsetof(spmv_plan_options_t, amf_regular), {-2, 1}, 2},
-        {"amf_vector", offsetof(spmv_plan_options_t, amf_vector), {-2, 2}, 2},
+        {"amf_vector", offsetof(spmv_plan_options_t, amf_vector), {-2, 3}, 2},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int i = 0; i < cases[c].count; i++) { /* every bad value is refused with a message naming the option */
@@ -1231,8 +1231,9 @@ static void check_vector_layout(const spmvport_format_data *fd, const spmv_matri
             cr_assert_eq(fd->arrays[a].bytes, a == AMF_A_LONG_PIECE ? sizeof(int32_t) : 0, "%s: array %d", name, a);
 }
 
-/* Forced (amf_vector = 1): the executor against the oracle on the edge-case corpus (W = 32 and 64, both
- * precisions, the long-row matrix among them), the layout on each, and amf_lanes as its lanes. */
+/* Forced (amf_vector = 1: CSR-vector's, 2: CSR-scalar's): the executor against the oracle on the edge-case corpus
+ * (W = 32 and 64, both precisions, the long-row matrix among them), the layout on each, and amf_lanes as
+ * CSR-vector's lanes (CSR-scalar's: always 1). */
 Test(amf_csr, vector_layout_forced)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
@@ -1242,9 +1243,10 @@ Test(amf_csr, vector_layout_forced)
         const int n = support_edge_corpus(prec, &cases);
         spmv_matrix_t *L = long_row_matrix(prec);
         for (int w = 32; w <= 64; w *= 2)
-            for (int lanes = 0; lanes <= 8; lanes += 8) {
+            for (int v = 0; v < 3; v++) {
+                const int lanes = v == 1 ? 8 : 0;
                 spmv_plan_options_t opt = options(w, 0);
-                opt.amf_vector = 1;
+                opt.amf_vector = v == 2 ? 2 : 1;
                 opt.amf_lanes = lanes;
                 for (int i = 0; i <= n; i++) {
                     const spmv_matrix_t *A = i < n ? cases[i].A : L;
@@ -1252,7 +1254,8 @@ Test(amf_csr, vector_layout_forced)
                     support_check_format(ctx, SPMV_FORMAT_AMF_CSR, &opt, name, A, 0);
                     spmvport_format_data fd;
                     build_with(&fd, A, w, &opt);
-                    check_vector_layout(&fd, A, lanes ? lanes : spmvport_csr_vector_lanes(A->m, A->nnz, w), name);
+                    check_vector_layout(&fd, A, v == 2 ? 1 : lanes ? lanes : spmvport_csr_vector_lanes(A->m, A->nnz, w),
+                                        name);
                     cr_assert(support_stat(fd.stats, "vector") == fd.params[AMF_P_VECTOR_LANES], "%s: %s", name,
                               fd.stats);
                     spmvport_format_data_free(&fd);
@@ -1264,9 +1267,12 @@ Test(amf_csr, vector_layout_forced)
     spmv_context_destroy(ctx);
 }
 
-/* The automatic rule on a GPU model (132 multiprocessors: 8448 resident warps of 32, 4224 of 64): regular rows that
- * spread little, whose csr_vector warps fit in two waves, take it; skewed, bimodal and larger ones keep folds, as
- * do plans on the CPU, with another amf_ option set, or with amf_vector = -1. */
+/* The automatic rule on a GPU model (132 multiprocessors: 8448 resident warps of 32, 4224 of 64; a 60 MiB L2):
+ * regular rows that spread little take a CSR mapping where folding does not pay: short rows read locally (and f32
+ * short rows below 0.8 L2s) csr_scalar's below 0.8 L2s (spmvport_l2_share) and above 2.15 (f64) or 1.75 (f32
+ * rows of at most 3 entries), csr_vector's between; other rows csr_vector's where its warps fit in two waves or, in
+ * f64 read locally, up to 8M entries. Skewed, bimodal and larger ones keep folds, as do plans on the CPU, with
+ * another amf_ option set, or with amf_vector = -1. */
 static spmv_matrix_t *rows_of_2_and_20(int32_t m) /* every fifth row 20 entries, the others 2: spread 1.29 */
 {
     int32_t *ptr = malloc(((size_t)m + 1) * sizeof *ptr), *col = malloc((size_t)m * 20 * sizeof *col);
@@ -1308,19 +1314,31 @@ Test(amf_csr, vector_layout_automatic)
         spmv_precision_t precision;
         int lanes32, lanes64; /* expected, 0: folds */
     } cases[] = {
-        {"stencil2d:5:100", SPMV_F64, 4, 4},    /* 10000 rows of 5: 1250 warps */
+        {"stencil2d:5:100", SPMV_F64, 4, 4},    /* 10000 rows of 5, fewer than 256 a multiprocessor: 1250 warps */
         {"uniform:200000:2", SPMV_F64, 2, 2},   /* 12500 warps of 32 (1.48 waves), 6250 of 64 (1.48) */
-        {"uniform:270000:2", SPMV_F32, 2, 2},   /* 16875 warps: just within two waves */
+        {"uniform:270000:2", SPMV_F64, 2, 2},   /* 16875 warps: just within two waves */
         {"uniform:271000:2", SPMV_F64, 0, 0},   /* 16938: just past, and x read scattered */
         {"uniform:400000:3", SPMV_F64, 0, 0},   /* 25000 warps: 2.96 waves, scattered */
+        {"uniform:400000:3", SPMV_F32, 1, 1},   /* f32 scattered short rows within 0.8 L2s: CSR-scalar's */
         {"stencil3d:27:20", SPMV_F64, 16, 16},  /* 8000 rows of about 27 */
         {"fem3d:3:17", SPMV_F32, 32, 0},        /* 14739 rows of about 72, 1.06M entries: 14739 warps at 32 or 64
                                                  * lanes (W = 64: past 8448, f32 keeps folds there) */
         {"fem3d:3:17", SPMV_F64, 32, 64},       /* f64, x read locally: any number of waves */
-        {"stencil2d:5:400", SPMV_F32, 0, 0},    /* 160000 rows of 5: 20000 warps (2.37 waves) */
-        {"stencil2d:5:400", SPMV_F64, 4, 4},    /* f64, x read locally */
-        {"banded:2666000:1", SPMV_F64, 2, 2},   /* 7997998 entries: within AMF_VECTOR_F64_MAX_NNZ */
-        {"banded:2667000:1", SPMV_F64, 0, 0},   /* 8000998: past it */
+        {"stencil2d:5:400", SPMV_F32, 1, 1},    /* 160000 rows of 5 read locally, 0.13 L2s: CSR-scalar's */
+        {"stencil2d:5:400", SPMV_F64, 1, 1},
+        {"banded:898000:1", SPMV_F64, 1, 1},    /* 0.7993 L2s */
+        {"banded:899000:1", SPMV_F64, 2, 2},    /* 0.8002: CSR-vector's */
+        {"banded:2415000:1", SPMV_F64, 2, 2},   /* 2.1496 */
+        {"banded:2416000:1", SPMV_F64, 1, 1},   /* 2.1505: CSR-scalar's again */
+        {"banded:1398000:1", SPMV_F32, 1, 1},   /* f32 tridiagonal: 0.7999 L2s */
+        {"banded:1399000:1", SPMV_F32, 2, 2},   /* 0.8005 */
+        {"banded:3058000:1", SPMV_F32, 2, 2},   /* 1.7498 */
+        {"banded:3059000:1", SPMV_F32, 1, 1},   /* 1.7504 */
+        {"stencil2d:5:1000", SPMV_F32, 0, 0},   /* f32 rows of 5 from 0.8 L2s (0.83), past two waves: folds */
+        {"stencil2d:5:1000", SPMV_F64, 4, 4},   /* f64 at 1.27 L2s: CSR-vector's */
+        {"stencil3d:27:67", SPMV_F64, 16, 16},  /* longer rows, f64 read locally: 7880599 entries, within
+                                                 * AMF_VECTOR_F64_MAX_NNZ */
+        {"stencil3d:27:68", SPMV_F64, 0, 0},    /* 8242408: past it */
         {"circuit:20000", SPMV_F64, 0, 0},      /* skewed */
         {"kron:12:8", SPMV_F64, 0, 0},          /* skewed */
     };
@@ -1331,7 +1349,7 @@ Test(amf_csr, vector_layout_automatic)
         spmv_plan_options_t opt = options(0, 0);
         cr_assert_eq(vector_lanes_of(A, &gpu, &opt), cases[c].lanes32, "%s %s on W = 32", cases[c].spec, prec);
         cr_assert_eq(vector_lanes_of(A, &wave64, &opt), cases[c].lanes64, "%s %s on W = 64", cases[c].spec, prec);
-        if (cases[c].lanes32 > 0) { /* the CPU, another amf_ option, or never: folds */
+        if (cases[c].lanes32 > 0 && A->nnz <= 3000000) { /* the CPU, another amf_ option, or never: folds */
             cr_assert_eq(vector_lanes_of(A, &cpu, &opt), 0, "%s on the CPU", cases[c].spec);
             for (int k = 0; k < 3; k++) {
                 spmv_plan_options_t o = options(0, 0);

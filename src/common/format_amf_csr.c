@@ -169,9 +169,10 @@ static spmv_status_t check_input(const spmvport_format_data *fd, const spmv_matr
                      "the one-step plan's folds are) or -1 (never)", opt->amf_regular);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
-    if (opt->amf_vector < -1 || opt->amf_vector > 1) {
-        spmvport_msg(msg, msglen, "amf_csr: options.amf_vector = %d; expected 0 (automatic: CSR-vector's mapping "
-                     "where folding cannot pay), 1 (always) or -1 (never)", opt->amf_vector);
+    if (opt->amf_vector < -1 || opt->amf_vector > 2) {
+        spmvport_msg(msg, msglen, "amf_csr: options.amf_vector = %d; expected 0 (automatic: a CSR mapping where "
+                     "folding cannot pay), 1 (always CSR-vector's), 2 (always CSR-scalar's: a thread a row) or -1 "
+                     "(never)", opt->amf_vector);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     if (opt->amf_resident < 0 || opt->amf_resident > AMF_MAX_RESIDENT) {
@@ -274,12 +275,17 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
 /* Pass 2 instead: the CSR-vector layout                                                                */
 /* ==================================================================================================== */
 
-#define AMF_VECTOR_MAX_SPREAD 1.0 /* automatic CSR-vector layout: row lengths spread at most this much (bayer10,
-                                   * most rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
-#define AMF_VECTOR_WAVES 2        /* ... and csr_vector's warps fit in this many waves of resident warps, */
+#define AMF_VECTOR_MAX_SPREAD 1.0 /* automatic CSR layouts: row lengths spread at most this much (bayer10, most
+                                   * rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
+#define AMF_VECTOR_WAVES 2        /* CSR-vector's layout: csr_vector's warps fit in this many waves of resident warps */
 #define AMF_VECTOR_F64_MAX_NNZ 8000000 /* or, in f64 with x read locally, at most this many entries */
+#define AMF_SCALAR_L2_BELOW 0.8   /* CSR-scalar's mapping on short rows below this many L2s (spmvport_l2_share), */
+#define AMF_SCALAR_L2_ABOVE_F64 2.15 /* and above these, where x is read locally (f64; f32 tridiagonal rows of at */
+#define AMF_SCALAR_L2_ABOVE_F32 1.75 /* most AMF_TRIDIAGONAL_AVG entries); CSR-vector's between them */
+#define AMF_TRIDIAGONAL_AVG 3.0
 
-/* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 0 for folds.
+/* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 1 for CSR-scalar's
+ * mapping (a thread a row: csr_scalar's kernel), 0 for folds.
  * Automatic (0) only on a GPU and with every other amf_ option at 0 (they tune folds), on regular rows that spread
  * little with no long row: where folding did not pay.
  * - Within two waves (the launch floor and just above it): a warp lasts as long as its serial path, and a warp of
@@ -295,12 +301,22 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
  *   folds lose there is not known. Beyond 8M mixed (stencil2d:5:1600 1.11, stencil3d:7:130 1.04, fem3d:3:36
  *   0.99, stencil3d:27:80 0.96); on scattered f64 rows (uniform, lp) 0.92-1.03x, about a tie, and AUTO's
- *   scattered_short_rows takes amf_csr for its folds there. */
+ *   scattered_short_rows takes amf_csr for its folds there.
+ * - Short rows (SPMVPORT_SHORT_ROWS_AVG, internal.h) read locally take CSR-scalar's mapping or CSR-vector's by
+ *   where their data sits against the L2 (H100, session 67, run L1: 27 matrices of 1.6-9 entries a row, both
+ *   precisions; csr_scalar's kernel on amf_csr's arrays ran at csr_scalar's time, 0.97-1.01x):
+ *   below 0.8 L2s CSR-scalar's was the fastest of the three within 3% on every matrix (stencils, banded, the
+ *   9-point stencil 1.19x / 1.43x csr_vector f64 / f32, banded:700000:1 f32 1.62x the folds); from 0.8 to 2.0
+ *   L2s CSR-vector's in f64 (stencil3d:7:80 1.22x csr_scalar, 1.38x the folds) and on f32 tridiagonal rows
+ *   (AUTO's window, 1.05-1.21x); above them CSR-scalar's in f64 (2.35-4.3 L2s: 1.04-1.12x the folds) and on f32
+ *   tridiagonal rows (banded:4000000:1 1.28x). f32 rows of more than 3 entries keep folds from 0.8 L2s (the
+ *   stencils there: folds 1.04-1.10x csr_scalar, 1.02-1.21x csr_vector). Scattered rows keep the rule above, f32
+ *   below 0.8 L2s excepted (uniform:500000:4 f32: CSR-scalar's 1.10x the folds; AUTO takes csr_scalar there too). */
 static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                          const amf_plan *p)
 {
     const int lanes = p->lanes_log2 > 0 ? 1 << p->lanes_log2 : spmvport_csr_vector_lanes(A->m, A->nnz, p->w);
-    if (opt->amf_vector != 0) return opt->amf_vector > 0 ? lanes : 0;
+    if (opt->amf_vector != 0) return opt->amf_vector == 2 ? 1 : opt->amf_vector > 0 ? lanes : 0;
     const int tuned = opt->amf_fixed_fold != 0 || opt->amf_lanes != 0 || opt->amf_waves != 0 ||
                       opt->amf_min_blocks != 0 || opt->amf_values != 0 || opt->amf_resident != 0 ||
                       opt->amf_uniform != 0 || opt->amf_one_step != 0 || opt->amf_window_cache != 0 ||
@@ -308,9 +324,19 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
     if (tuned || dev == NULL || dev->backend == SPMV_BACKEND_CPU || dev->multiprocessors <= 0 || A->m == 0 ||
         p->short_rows < A->m || !spmvport_rows_regular(A) || spmvport_rows_spread(A) > AMF_VECTOR_MAX_SPREAD)
         return 0;
+    const int f64 = A->precision == SPMV_F64;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
-    if (warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w)) return lanes;
-    return A->precision == SPMV_F64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered ? lanes : 0;
+    const int vector = warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ||
+                       (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered);
+    const double avg = (double)A->nnz / A->m, share = spmvport_l2_share(A, dev);
+    const int short_rows = avg <= SPMVPORT_SHORT_ROWS_AVG &&
+                           (avg <= SPMVPORT_ONE_BATCH_AVG || A->m >= (double)dev->multiprocessors *
+                                                                         SPMVPORT_SMALL_ROWS_PER_SM);
+    if (!short_rows || share <= 0.0 || (p->scattered && (f64 || share >= AMF_SCALAR_L2_BELOW)))
+        return vector ? lanes : 0;
+    if (share < AMF_SCALAR_L2_BELOW) return 1;
+    if (!f64 && avg > AMF_TRIDIAGONAL_AVG) return vector ? lanes : 0;
+    return share <= (f64 ? AMF_SCALAR_L2_ABOVE_F64 : AMF_SCALAR_L2_ABOVE_F32) ? lanes : 1;
 }
 
 /* ==================================================================================================== */

@@ -22,7 +22,8 @@
  *               order by a fix-up pass (no atomics: deterministic).
  *   CSR-vector  (AMF_P_VECTOR_LANES = L > 0; options.amf_vector) where folding cannot pay: every row a unit of its
  *   layout      own, fold_ptr the CSR row pointer, cols the plain columns in row order, values in CSR order, every
- *               other array empty (fold_row too); run by csr_vector's kernel and executor at L lanes a row.
+ *               other array empty (fold_row too); run by csr_vector's kernel and executor at L lanes a row, and at
+ *               L = 1 (the CSR-scalar mapping, options.amf_vector = 2) by csr_scalar's kernel, a thread a row.
  */
 #ifndef SPMVPORT_FORMAT_AMF_CSR_H
 #define SPMVPORT_FORMAT_AMF_CSR_H
@@ -83,8 +84,8 @@ enum {
                                * and reads neither fold_row nor fold_ptr (which still hold the same bounds); 0:
                                * read the arrays */
     AMF_P_REGULAR_ENTRIES = 22, /* E, the entries of a regular fold (a multiple of R: every row has E / R) */
-    AMF_P_VECTOR_LANES = 23     /* > 0: the CSR-vector layout (options.amf_vector), csr_vector's lanes per row; 0:
-                                 * folds */
+    AMF_P_VECTOR_LANES = 23     /* > 0: the CSR-vector layout (options.amf_vector), csr_vector's lanes per row (1:
+                                 * CSR-scalar's mapping, csr_scalar's kernel); 0: folds */
 };
 
 #define AMF_MAX_FOLD 4          /* rows per fold: the local row has 2 bits */

@@ -21,7 +21,8 @@
  *               writes y (a one-piece row) or the piece's partial; a fix-up pass adds a row's partials in piece
  *               order and writes y.
  *   CSR-vector  (AMF_P_VECTOR_LANES = L > 0) csr_vector's executor on fold_ptr (the row pointer), cols (plain
- *   layout      columns) and values, at L lanes a row, as the GPU runs csr_vector's kernel on them.
+ *   layout      columns) and values, at L lanes a row, as the GPU runs csr_vector's kernel on them; at L = 1 (the
+ *               CSR-scalar mapping, csr_scalar's kernel on the GPU) that is csr_scalar's walk, entries in order.
  * With beta == 0, y is never read (it may hold NaN).
  */
 #include <stdlib.h>

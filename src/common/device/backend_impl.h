@@ -404,7 +404,7 @@ void launch_csr_any(const spmvport_format_data *fd, int64_t lanes, const int *pt
 }
 
 /* amf_csr's CSR-vector layout (format_amf_csr.h, options.amf_vector): csr_vector's kernel on its row pointer
- * (fold_ptr), plain columns and values; its folds: launch_amf_csr */
+ * (fold_ptr), plain columns and values, csr_scalar's at one lane a row; its folds: launch_amf_csr */
 template <int W, typename T>
 void launch_amf(const gpu_plan *p, double alpha, const void *x, double beta, void *y, port_stream_t s)
 {
@@ -414,7 +414,8 @@ void launch_amf(const gpu_plan *p, double alpha, const void *x, double beta, voi
         launch_amf_csr<W, T>(p, alpha, x, beta, y, s);
         return;
     }
-    launch_csr_any<W, T>(fd, lanes, (const int *)p->arrays[AMF_A_FOLD_PTR], (const int *)p->arrays[AMF_A_COLS],
+    launch_csr_any<W, T>(fd, lanes == 1 ? 0 : lanes, (const int *)p->arrays[AMF_A_FOLD_PTR],
+                         (const int *)p->arrays[AMF_A_COLS],
                          (const T *)p->arrays[AMF_A_VALUES], (const T *)x, (T *)y, (T)alpha, (T)beta, s);
 }
 
