@@ -304,11 +304,11 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   scattered_short_rows takes amf_csr for its folds there.
  * - Short rows (SPMVPORT_SHORT_ROWS_AVG, internal.h) read locally take CSR-scalar's mapping or CSR-vector's by
  *   where their data sits against the L2 (H100, session 67, run L1: 27 matrices of 1.6-9 entries a row, both
- *   precisions; csr_scalar's kernel on amf_csr's arrays ran at csr_scalar's time, 0.97-1.01x):
+ *   precisions; csr_scalar's kernel on amf_csr's arrays ran at csr_scalar's time, 0.97-1.01x on 53 of 54):
  *   below 0.8 L2s CSR-scalar's was the fastest of the three within 3% on every matrix (stencils, banded, the
  *   9-point stencil 1.19x / 1.43x csr_vector f64 / f32, banded:700000:1 f32 1.62x the folds); from 0.8 to 2.0
  *   L2s CSR-vector's in f64 (stencil3d:7:80 1.22x csr_scalar, 1.38x the folds) and on f32 tridiagonal rows
- *   (AUTO's window, 1.05-1.21x); above them CSR-scalar's in f64 (2.35-4.3 L2s: 1.04-1.12x the folds) and on f32
+ *   (AUTO's window, 1.05-1.21x); above them CSR-scalar's in f64 (2.35-4.3 L2s: 1.00-1.12x the folds) and on f32
  *   tridiagonal rows (banded:4000000:1 1.28x). f32 rows of more than 3 entries keep folds from 0.8 L2s (the
  *   stencils there: folds 1.04-1.10x csr_scalar, 1.02-1.21x csr_vector). Scattered rows keep the rule above, f32
  *   below 0.8 L2s excepted (uniform:500000:4 f32: CSR-scalar's 1.10x the folds; AUTO takes csr_scalar there too). */
