@@ -304,9 +304,7 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
     if (A->m == 0 || A->nnz == 0) return chosen(SPMV_FORMAT_CSR_SCALAR, "empty", why);
     const double avg = (double)A->nnz / A->m;
     const int regular = spmvport_rows_regular(A), gpu = dev->backend != SPMV_BACKEND_CPU;
-    const double bytes = (double)A->nnz * (sizeof(int32_t) + spmvport_value_size(A->precision)) +
-                         ((double)A->m + 1) * sizeof(int32_t);
-    const int in_l2 = dev->l2_bytes > 0 && bytes <= (double)dev->l2_bytes;
+    const int in_l2 = dev->l2_bytes > 0 && spmvport_csr_bytes(A) <= (double)dev->l2_bytes;
     const double l2_stencil_nnz = avg > AUTO_LONG_STENCIL_AVG ? AUTO_L2_F64_LONG_STENCIL_NNZ : AUTO_L2_F64_STENCIL_NNZ;
     const int stencil_size =
         in_l2 ? A->nnz >= l2_stencil_nnz && avg > AUTO_L2_STENCIL_MIN_AVG : avg > AUTO_STENCIL_MIN_AVG;

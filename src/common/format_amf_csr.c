@@ -326,16 +326,16 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
         return 0;
     const int f64 = A->precision == SPMV_F64;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
-    const int vector = warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ||
-                       (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered);
+    const int vector_pays = warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ||
+                            (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered);
+    const int other = vector_pays ? lanes : 0; /* rows other than the short ones below: CSR-vector's or folds */
     const double avg = (double)A->nnz / A->m, share = spmvport_l2_share(A, dev);
     const int short_rows = avg <= SPMVPORT_SHORT_ROWS_AVG &&
-                           (avg <= SPMVPORT_ONE_BATCH_AVG || A->m >= (double)dev->multiprocessors *
-                                                                         SPMVPORT_SMALL_ROWS_PER_SM);
-    if (!short_rows || share <= 0.0 || (p->scattered && (f64 || share >= AMF_SCALAR_L2_BELOW)))
-        return vector ? lanes : 0;
+                           (avg <= SPMVPORT_ONE_BATCH_AVG ||
+                            A->m >= (double)dev->multiprocessors * SPMVPORT_SMALL_ROWS_PER_SM);
+    if (!short_rows || share <= 0.0 || (p->scattered && (f64 || share >= AMF_SCALAR_L2_BELOW))) return other;
     if (share < AMF_SCALAR_L2_BELOW) return 1;
-    if (!f64 && avg > AMF_TRIDIAGONAL_AVG) return vector ? lanes : 0;
+    if (!f64 && avg > AMF_TRIDIAGONAL_AVG) return other;
     return share <= (f64 ? AMF_SCALAR_L2_ABOVE_F64 : AMF_SCALAR_L2_ABOVE_F32) ? lanes : 1;
 }
 

@@ -136,8 +136,10 @@ int spmvport_rows_regular(const spmv_matrix_t *A);
  * still be bimodal (bayer10: most rows of 2-3 entries, one in 13 of 27; 1.05), where csr_scalar's warps wait for
  * their longest row; the stencils and meshes 0.0-0.5. */
 double spmvport_rows_spread(const spmv_matrix_t *A);
-/* A's CSR arrays (row pointer, columns, values) with x and y, in L2s of the device (0 when its L2 is unknown):
- * where short rows sit against the cache (the automatic choice's tridiagonal window, amf_csr's CSR mappings). */
+/* Bytes of A's CSR arrays (row pointer, columns, values): the automatic choice's "fits in the L2" test. */
+double spmvport_csr_bytes(const spmv_matrix_t *A);
+/* Those with x and y, in L2s of the device (0 when its L2 is unknown): where short rows sit against the cache (the
+ * automatic choice's tridiagonal window, amf_csr's CSR mappings). */
 double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev);
 /* Short regular rows (csr_scalar's, AUTO's short_rows; amf_csr's CSR-scalar mapping): at most this many entries a
  * row on average, and more than SPMVPORT_ONE_BATCH_AVG (csr_scalar's batch: such rows take two or more a thread)

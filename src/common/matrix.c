@@ -358,13 +358,17 @@ double spmvport_rows_spread(const spmv_matrix_t *A)
     return sqrt(squares / A->m) / avg;
 }
 
+double spmvport_csr_bytes(const spmv_matrix_t *A)
+{
+    const double vs = (double)spmvport_value_size(A->precision);
+    return (double)A->nnz * (sizeof(int32_t) + vs) + ((double)A->m + 1) * sizeof(int32_t);
+}
+
 double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (dev == NULL || dev->l2_bytes == 0) return 0.0;
-    const double vs = (double)spmvport_value_size(A->precision);
-    const double bytes = (double)A->nnz * (sizeof(int32_t) + vs) + ((double)A->m + 1) * sizeof(int32_t) +
-                         ((double)A->m + A->n) * vs;
-    return bytes / (double)dev->l2_bytes;
+    const double vectors = ((double)A->m + A->n) * spmvport_value_size(A->precision);
+    return (spmvport_csr_bytes(A) + vectors) / (double)dev->l2_bytes;
 }
 
 /* ==================================================================================================== */
