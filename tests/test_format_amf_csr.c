@@ -1334,8 +1334,11 @@ Test(amf_csr, vector_layout_automatic)
         {"banded:1399000:1", SPMV_F32, 2, 2},   /* 0.8005 */
         {"banded:3058000:1", SPMV_F32, 2, 2},   /* 1.7498 */
         {"banded:3059000:1", SPMV_F32, 1, 1},   /* 1.7504 */
-        {"stencil2d:5:1000", SPMV_F32, 0, 0},   /* f32 rows of 5 from 0.8 L2s (0.83), past two waves: folds */
+        {"stencil2d:5:1000", SPMV_F32, 1, 1},   /* f32 rows of 5 at 0.83 L2s, under 0.86: CSR-scalar's */
+        {"stencil2d:5:1100", SPMV_F32, 0, 0},   /* 1.00 L2s: folds (the other edges: the 8 MiB cases below) */
         {"stencil2d:5:1000", SPMV_F64, 4, 4},   /* f64 at 1.27 L2s: CSR-vector's */
+        {"stencil2d:9:800", SPMV_F32, 1, 1},    /* rows of 9 (more than 8) at 0.85 / 1.30 L2s: CSR-scalar's */
+        {"stencil2d:9:800", SPMV_F64, 1, 1},
         {"stencil3d:27:67", SPMV_F64, 16, 16},  /* longer rows, f64 read locally: 7880599 entries, within
                                                  * AMF_VECTOR_F64_MAX_NNZ */
         {"stencil3d:27:68", SPMV_F64, 0, 0},    /* 8242408: past it */
@@ -1359,6 +1362,22 @@ Test(amf_csr, vector_layout_automatic)
                 cr_assert_eq(vector_lanes_of(A, &gpu, &o), 0, "%s, variant %d", cases[c].spec, k);
             }
         }
+        spmv_matrix_destroy(A);
+    }
+    /* rows of 5 (banded:M:2) on an 8 MiB L2: each edge of spmvport_short_rows_mapping between two sizes (f32 folds
+       from 0.86 L2s, both precisions a thread a row again past 0.4 L2s of x and y; f64 CSR-vector's from 0.8) */
+    static const struct { const char *spec; spmv_precision_t precision; int lanes; } small_l2[] = {
+        {"banded:138500:2", SPMV_F32, 1}, {"banded:139000:2", SPMV_F32, 0}, {"banded:419000:2", SPMV_F32, 0},
+        {"banded:419500:2", SPMV_F32, 1}, {"banded:83500:2", SPMV_F64, 1},  {"banded:84000:2", SPMV_F64, 4},
+        {"banded:209500:2", SPMV_F64, 4}, {"banded:210000:2", SPMV_F64, 1}};
+    spmv_device_info_t small = gpu;
+    small.l2_bytes = (size_t)8 << 20;
+    for (size_t c = 0; c < sizeof small_l2 / sizeof small_l2[0]; c++) {
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, small_l2[c].spec, small_l2[c].precision, 3), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t opt = options(0, 0);
+        cr_assert_eq(vector_lanes_of(A, &small, &opt), small_l2[c].lanes, "%s %s on an 8 MiB L2", small_l2[c].spec,
+                     small_l2[c].precision == SPMV_F32 ? "f32" : "f64");
         spmv_matrix_destroy(A);
     }
     spmv_matrix_t *B = rows_of_2_and_20(5000); /* regular (longest 20 <= 2 x 5.6 + 16), spread 1.29: folds */

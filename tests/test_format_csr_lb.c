@@ -286,6 +286,27 @@ Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
     spmv_matrix_destroy(A);
 }
 
+/* Rows of 4-8 entries read locally near the L2 take amf_csr (spmvport_short_rows_mapping: its folds in f32, from
+ * 0.86 L2s, csr_vector's lanes in f64, from 0.8, while x and y take at most 0.4 L2s; session 68, H100 run M1). On an
+ * 8 MiB L2 with 132 multiprocessors banded:M:2 (5 a row) crosses each edge between the two sizes below; rows of 9
+ * (the 9-point stencil) keep csr_scalar, tridiagonal rows their own window, and the CPU has none. */
+Test(format_choose, short_rows_near_l2_take_amf_csr)
+{
+    static const l2_case cases[] = {
+        {"banded:138500:2", 1, SPMV_FORMAT_CSR_SCALAR}, {"banded:139000:2", 1, SPMV_FORMAT_AMF_CSR},
+        {"banded:419000:2", 1, SPMV_FORMAT_AMF_CSR},    {"banded:419500:2", 1, SPMV_FORMAT_CSR_SCALAR},
+        {"banded:83500:2", 0, SPMV_FORMAT_CSR_SCALAR},  {"banded:84000:2", 0, SPMV_FORMAT_AMF_CSR},
+        {"banded:209500:2", 0, SPMV_FORMAT_AMF_CSR},    {"banded:210000:2", 0, SPMV_FORMAT_CSR_SCALAR},
+        {"stencil2d:9:450", 1, SPMV_FORMAT_CSR_SCALAR}, {"banded:300000:1", 1, SPMV_FORMAT_CSR_VECTOR}};
+    check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)8 << 20);
+    spmv_device_info_t cpu = gpu_with_l2((size_t)8 << 20);
+    cpu.backend = SPMV_BACKEND_CPU;
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "banded:200000:2", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmvport_format_choose(A, &cpu), SPMV_FORMAT_CSR_SCALAR);
+    spmv_matrix_destroy(A);
+}
+
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
  * L2 they are "large" (arrays far beyond the cache), where stencils whose diagonals make band tiles take tile,
  * regular rows of more than 12 entries (FEM blocks, the 27-point stencil too small for band tiles, uniform 16 a row)

@@ -132,6 +132,10 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             0.97x within; at 0.6-1.2M f64 0.82-
  *                                                                             1.23x; no shared matrix: bayer10's
  *                                                                             spread is 1.05, at 95k entries)
+ *   GPU, regular rows of 4-8 entries read locally (5- and 7-    amf_csr     (H100 run M1, session 68: f32 folds
+ *     point stencils, banded) whose data is about the L2's size                1.03-1.16x csr_scalar on 18 matrices,
+ *     (spmvport_short_rows_mapping: from 0.86 L2s in f32, 0.8 in               f64 csr_vector's lanes 1.01-1.07x on 7;
+ *     f64, while x and y take at most 0.4 L2s)                                 the edges in matrix.c)
  *   GPU, regular rows of more than 4 entries on average, within   csr_vector  (H100 runs H4, H6, session 63: 12
  *     L2, fewer than SPMVPORT_SMALL_ROWS_PER_SM rows a                        shared matrices of 2.5-17k rows
  *     multiprocessor (csr_scalar's threads fill less than a block             averaging 4.9-8.8, 1.09x and 1.03x
@@ -330,6 +334,13 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
                             (A->precision == SPMV_F64 || !in_l2) && spmvport_rows_spread(A) > AUTO_BIMODAL_SPREAD;
         if (scattered) return chosen(SPMV_FORMAT_AMF_CSR, "scattered_short_rows", why);
         if (bimodal) return chosen(SPMV_FORMAT_AMF_CSR, "bimodal_short_rows", why);
+        /* rows of more than 3 entries read locally whose data is about the L2's size: amf_csr's CSR-vector mapping
+         * (f64) or its folds (f32) beat a thread a row there (spmvport_short_rows_mapping); tridiagonal rows keep
+         * the window above */
+        if (gpu && avg > AUTO_NEAR_L2_MAX_AVG && spmvport_rows_spread(A) <= AUTO_BIMODAL_SPREAD &&
+            spmvport_short_rows_mapping(A, dev) > SPMVPORT_SHORT_SCALAR &&
+            spmvport_x_sector_use(A, INT32_MAX) < SPMVPORT_X_SCATTERED)
+            return chosen(SPMV_FORMAT_AMF_CSR, "short_rows_near_l2", why);
         /* too few rows to give every multiprocessor a block of csr_scalar's threads, each of which waits for two
          * batches of 4 entries in turn: csr_vector's lanes take one batch each */
         const int few_rows = gpu && in_l2 && dev->multiprocessors > 0 &&

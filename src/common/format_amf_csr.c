@@ -279,10 +279,7 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
                                    * rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
 #define AMF_VECTOR_WAVES 2        /* CSR-vector's layout: csr_vector's warps fit in this many waves of resident warps */
 #define AMF_VECTOR_F64_MAX_NNZ 8000000 /* or, in f64 with x read locally, at most this many entries */
-#define AMF_SCALAR_L2_BELOW 0.8   /* CSR-scalar's mapping on short rows below this many L2s (spmvport_l2_share), */
-#define AMF_SCALAR_L2_ABOVE_F64 2.15 /* and above these, where x is read locally (f64; f32 tridiagonal rows of at */
-#define AMF_SCALAR_L2_ABOVE_F32 1.75 /* most AMF_TRIDIAGONAL_AVG entries); CSR-vector's between them */
-#define AMF_TRIDIAGONAL_AVG 3.0
+#define AMF_SCATTERED_SCALAR_L2 0.8 /* f32 short rows read scattered: CSR-scalar's mapping below this many L2s */
 
 /* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 1 for CSR-scalar's
  * mapping (a thread a row: csr_scalar's kernel), 0 for folds.
@@ -302,16 +299,11 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   folds lose there is not known. Beyond 8M mixed (stencil2d:5:1600 1.11, stencil3d:7:130 1.04, fem3d:3:36
  *   0.99, stencil3d:27:80 0.96); on scattered f64 rows (uniform, lp) 0.92-1.03x, about a tie, and AUTO's
  *   scattered_short_rows takes amf_csr for its folds there.
- * - Short rows (SPMVPORT_SHORT_ROWS_AVG, internal.h) read locally take CSR-scalar's mapping or CSR-vector's by
- *   where their data sits against the L2 (H100, session 67, run L1: 27 matrices of 1.6-9 entries a row, both
- *   precisions; csr_scalar's kernel on amf_csr's arrays ran at csr_scalar's time, 0.97-1.01x on 53 of 54):
- *   below 0.8 L2s CSR-scalar's was the fastest of the three within 3% on every matrix (stencils, banded, the
- *   9-point stencil 1.19x / 1.43x csr_vector f64 / f32, banded:700000:1 f32 1.62x the folds); from 0.8 to 2.0
- *   L2s CSR-vector's in f64 (stencil3d:7:80 1.22x csr_scalar, 1.38x the folds) and on f32 tridiagonal rows
- *   (AUTO's window, 1.05-1.21x); above them CSR-scalar's in f64 (2.35-4.3 L2s: 1.00-1.12x the folds) and on f32
- *   tridiagonal rows (banded:4000000:1 1.28x). f32 rows of more than 3 entries keep folds from 0.8 L2s (the
- *   stencils there: folds 1.04-1.10x csr_scalar, 1.02-1.21x csr_vector). Scattered rows keep the rule above, f32
- *   below 0.8 L2s excepted (uniform:500000:4 f32: CSR-scalar's 1.10x the folds; AUTO takes csr_scalar there too). */
+ * - Short rows (SPMVPORT_SHORT_ROWS_AVG, internal.h) read locally take the mapping spmvport_short_rows_mapping
+ *   (matrix.c) gives by where their data sits against the L2: CSR-scalar's under 0.8 L2s and on rows of more than
+ *   8, CSR-vector's on f64 and tridiagonal rows near the L2, the folds on f32 rows of 4-8 near it (sessions 67-68,
+ *   H100 runs L1 and M1). Scattered rows keep the rule above, f32 below 0.8 L2s excepted (uniform:500000:4 f32:
+ *   CSR-scalar's 1.10x the folds; AUTO takes csr_scalar there too). */
 static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                          const amf_plan *p)
 {
@@ -329,14 +321,10 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
     const int vector_pays = warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ||
                             (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered);
     const int other = vector_pays ? lanes : 0; /* rows other than the short ones below: CSR-vector's or folds */
-    const double avg = (double)A->nnz / A->m, share = spmvport_l2_share(A, dev);
-    const int short_rows = avg <= SPMVPORT_SHORT_ROWS_AVG &&
-                           (avg <= SPMVPORT_ONE_BATCH_AVG ||
-                            A->m >= (double)dev->multiprocessors * SPMVPORT_SMALL_ROWS_PER_SM);
-    if (!short_rows || share <= 0.0 || (p->scattered && (f64 || share >= AMF_SCALAR_L2_BELOW))) return other;
-    if (share < AMF_SCALAR_L2_BELOW) return 1;
-    if (!f64 && avg > AMF_TRIDIAGONAL_AVG) return other;
-    return share <= (f64 ? AMF_SCALAR_L2_ABOVE_F64 : AMF_SCALAR_L2_ABOVE_F32) ? lanes : 1;
+    const spmvport_short_mapping mapping = spmvport_short_rows_mapping(A, dev);
+    if (mapping == SPMVPORT_SHORT_NONE) return other;
+    if (p->scattered) return !f64 && spmvport_l2_share(A, dev) < AMF_SCATTERED_SCALAR_L2 ? 1 : other;
+    return mapping == SPMVPORT_SHORT_SCALAR ? 1 : mapping == SPMVPORT_SHORT_VECTOR ? lanes : other;
 }
 
 /* ==================================================================================================== */

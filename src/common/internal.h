@@ -147,5 +147,14 @@ double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev);
 #define SPMVPORT_SHORT_ROWS_AVG 12.0
 #define SPMVPORT_ONE_BATCH_AVG 4.0
 #define SPMVPORT_SMALL_ROWS_PER_SM 256
+/* Such rows, read locally: which mapping their L2 share (spmvport_l2_share) favours. Measured on the H100 (50 MiB
+ * of L2), sessions 67-68; the thresholds and what they rest on are in matrix.c. */
+typedef enum spmvport_short_mapping {
+    SPMVPORT_SHORT_NONE = 0, /* not short rows, or the device's L2 is unknown: the callers' other rules */
+    SPMVPORT_SHORT_SCALAR,   /* a thread a row (csr_scalar; amf_csr's CSR-scalar mapping) */
+    SPMVPORT_SHORT_VECTOR,   /* csr_vector's lanes a row (amf_csr's CSR-vector layout) */
+    SPMVPORT_SHORT_FOLDS     /* amf_csr's folds */
+} spmvport_short_mapping;
+spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const spmv_device_info_t *dev);
 
 #endif /* SPMVPORT_INTERNAL_H */

@@ -371,6 +371,47 @@ double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
     return (spmvport_csr_bytes(A) + vectors) / (double)dev->l2_bytes;
 }
 
+/* Short rows read locally (stencils, banded), by where their data sits against the L2 (H100, sessions 67-68;
+ * csr_scalar's kernel on amf_csr's arrays runs at csr_scalar's time, csr_vector's at csr_vector's). Shares are
+ * spmvport_l2_share's (the CSR arrays, x and y) and the vectors' (x and y alone), in L2s:
+ * - below SHORT_L2_LO a thread a row was the fastest of the three mappings within 3% on every matrix (session 67,
+ *   run L1), and so it was on rows of more than SHORT_MAPPED_MAX_AVG at any size (9-point stencils, session 68
+ *   run M1: the f32 folds 0.90-0.97x, f64 csr_vector's lanes 0.92-0.95x);
+ * - tridiagonal rows (at most TRIDIAGONAL_AVG) take csr_vector's lanes up to SHORT_VECTOR_L2_HI_F64 / _F32
+ *   (banded, 1.05-1.35x csr_scalar), a thread a row above (banded:4000000:1 f32 1.28x);
+ * - rows of 4-8 (5- and 7-point stencils, banded of 5 and 7) while x and y take at most SHORT_VECTORS_L2_HI:
+ *   csr_vector's lanes in f64 (run M1: 1.00-1.07x csr_scalar; session 67 stencil3d:7:80-100 1.11-1.22x), amf_csr's
+ *   folds in f32 from SHORT_FOLDS_L2_LO (run M1: 1.03-1.16x from 0.88 to 3.24 L2s on 18 matrices, 0.95-0.98x at
+ *   0.82-0.84); past that vector share a thread a row wins or ties on every class at once (run M1: at 0.40-0.46
+ *   of the L2 in vectors f64 stencil2d:5:1150 0.93x, f32 stencil2d:5:1700 0.95x, banded:3000000:2 1.00x,
+ *   stencil3d:7:140 1.01x; a bound in L2s of the whole data did not fit both the 5- and the 7-point stencils). */
+#define SHORT_L2_LO 0.8
+#define SHORT_MAPPED_MAX_AVG 8.0
+#define TRIDIAGONAL_AVG 3.0
+#define SHORT_VECTOR_L2_HI_F64 2.15
+#define SHORT_VECTOR_L2_HI_F32 1.75
+#define SHORT_VECTORS_L2_HI 0.4
+#define SHORT_FOLDS_L2_LO 0.86
+spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const spmv_device_info_t *dev)
+{
+    const double share = spmvport_l2_share(A, dev);
+    if (A->m == 0 || share <= 0.0 || dev->multiprocessors <= 0) return SPMVPORT_SHORT_NONE;
+    const double avg = (double)A->nnz / A->m;
+    const int short_rows = avg <= SPMVPORT_SHORT_ROWS_AVG &&
+                           (avg <= SPMVPORT_ONE_BATCH_AVG ||
+                            A->m >= (double)dev->multiprocessors * SPMVPORT_SMALL_ROWS_PER_SM);
+    if (!short_rows) return SPMVPORT_SHORT_NONE;
+    const int f64 = A->precision == SPMV_F64;
+    if (share < SHORT_L2_LO || avg > SHORT_MAPPED_MAX_AVG) return SPMVPORT_SHORT_SCALAR;
+    if (avg <= TRIDIAGONAL_AVG)
+        return share <= (f64 ? SHORT_VECTOR_L2_HI_F64 : SHORT_VECTOR_L2_HI_F32) ? SPMVPORT_SHORT_VECTOR
+                                                                                : SPMVPORT_SHORT_SCALAR;
+    const double vectors = ((double)A->m + A->n) * spmvport_value_size(A->precision) / (double)dev->l2_bytes;
+    if (vectors > SHORT_VECTORS_L2_HI) return SPMVPORT_SHORT_SCALAR;
+    if (f64) return SPMVPORT_SHORT_VECTOR;
+    return share >= SHORT_FOLDS_L2_LO ? SPMVPORT_SHORT_FOLDS : SPMVPORT_SHORT_SCALAR;
+}
+
 /* ==================================================================================================== */
 /* How scattered the reads of x are                                                                     */
 /* ==================================================================================================== */
