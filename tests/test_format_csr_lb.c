@@ -132,6 +132,17 @@ static void check_choices_in_l2(const l2_case *cases, size_t n, size_t l2_bytes)
     }
 }
 
+/* The same matrix on the CPU backend (with the GPU's L2 figure): short rows keep csr_scalar there. */
+static void check_cpu_takes_csr_scalar(const char *spec, spmv_precision_t precision, size_t l2_bytes)
+{
+    spmv_device_info_t cpu = gpu_with_l2(l2_bytes);
+    cpu.backend = SPMV_BACKEND_CPU;
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, spec, precision, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_eq(spmvport_format_choose(A, &cpu), SPMV_FORMAT_CSR_SCALAR, "%s on the CPU", spec);
+    spmv_matrix_destroy(A);
+}
+
 /* Regular rows of more than 12 entries within L2: csr_vector, but amf_csr in f32 from 1M entries (fem3d:3:20, 1.76M
  * entries, 14 MB in f32; fem3d:3:16, 0.88M, keeps csr_vector); f64 keeps csr_vector at any size within L2. */
 Test(format_choose, f32_regular_rows_in_l2)
@@ -277,13 +288,7 @@ Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
         {"banded:1600000:1", 0, SPMV_FORMAT_CSR_VECTOR}, {"banded:1800000:1", 0, SPMV_FORMAT_CSR_SCALAR},
         {"banded:1100000:1", 1, SPMV_FORMAT_CSR_SCALAR}, {"uniform:1200000:3", 0, SPMV_FORMAT_AMF_CSR}};
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)50 << 20);
-    /* the CPU has no such window */
-    spmv_device_info_t cpu = gpu_with_l2((size_t)50 << 20);
-    cpu.backend = SPMV_BACKEND_CPU;
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_generate(&A, "banded:1100000:1", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
-    cr_assert_eq(spmvport_format_choose(A, &cpu), SPMV_FORMAT_CSR_SCALAR);
-    spmv_matrix_destroy(A);
+    check_cpu_takes_csr_scalar("banded:1100000:1", SPMV_F64, (size_t)50 << 20); /* the CPU has no such window */
 }
 
 /* Rows of 4-8 entries read locally near the L2 take amf_csr (spmvport_short_rows_mapping: its folds in f32, from
@@ -299,12 +304,7 @@ Test(format_choose, short_rows_near_l2_take_amf_csr)
         {"banded:209500:2", 0, SPMV_FORMAT_AMF_CSR},    {"banded:210000:2", 0, SPMV_FORMAT_CSR_SCALAR},
         {"stencil2d:9:450", 1, SPMV_FORMAT_CSR_SCALAR}, {"banded:300000:1", 1, SPMV_FORMAT_CSR_VECTOR}};
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)8 << 20);
-    spmv_device_info_t cpu = gpu_with_l2((size_t)8 << 20);
-    cpu.backend = SPMV_BACKEND_CPU;
-    spmv_matrix_t *A = NULL;
-    cr_assert_eq(spmv_matrix_generate(&A, "banded:200000:2", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
-    cr_assert_eq(spmvport_format_choose(A, &cpu), SPMV_FORMAT_CSR_SCALAR);
-    spmv_matrix_destroy(A);
+    check_cpu_takes_csr_scalar("banded:200000:2", SPMV_F32, (size_t)8 << 20);
 }
 
 /* AUTO's rule (format.c) for a GPU device, on one matrix of each class of the large set, scaled down: with a 1 KiB
