@@ -364,11 +364,15 @@ double spmvport_csr_bytes(const spmv_matrix_t *A)
     return (double)A->nnz * (sizeof(int32_t) + vs) + ((double)A->m + 1) * sizeof(int32_t);
 }
 
+static double vector_bytes(const spmv_matrix_t *A) /* x and y */
+{
+    return ((double)A->m + A->n) * spmvport_value_size(A->precision);
+}
+
 double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 {
     if (dev == NULL || dev->l2_bytes == 0) return 0.0;
-    const double vectors = ((double)A->m + A->n) * spmvport_value_size(A->precision);
-    return (spmvport_csr_bytes(A) + vectors) / (double)dev->l2_bytes;
+    return (spmvport_csr_bytes(A) + vector_bytes(A)) / (double)dev->l2_bytes;
 }
 
 /* Short rows read locally (stencils, banded), by where their data sits against the L2 (H100, sessions 67-68;
@@ -406,8 +410,7 @@ spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const
     if (avg <= TRIDIAGONAL_AVG)
         return share <= (f64 ? SHORT_VECTOR_L2_HI_F64 : SHORT_VECTOR_L2_HI_F32) ? SPMVPORT_SHORT_VECTOR
                                                                                 : SPMVPORT_SHORT_SCALAR;
-    const double vectors = ((double)A->m + A->n) * spmvport_value_size(A->precision) / (double)dev->l2_bytes;
-    if (vectors > SHORT_VECTORS_L2_HI) return SPMVPORT_SHORT_SCALAR;
+    if (vector_bytes(A) / (double)dev->l2_bytes > SHORT_VECTORS_L2_HI) return SPMVPORT_SHORT_SCALAR;
     if (f64) return SPMVPORT_SHORT_VECTOR;
     return share >= SHORT_FOLDS_L2_LO ? SPMVPORT_SHORT_FOLDS : SPMVPORT_SHORT_SCALAR;
 }
