@@ -16,6 +16,17 @@
 
 /* ---- options ------------------------------------------------------------------------------------------------ */
 
+#define BENCH_MAX_VARIANTS 16
+
+/* --variant FORMAT:KEY=VALUE[,KEY=VALUE...]: one more plan of FORMAT, measured after the --format list on the same
+ * matrix and vectors in the same process, so that settings compare without a second run's noise. */
+typedef struct bench_variant {
+    spmv_format_t format;
+    char keys[128];                   /* as given after the colon, ';'-separated: the CSV "variant" column */
+    spmv_plan_options_t plan_options; /* --plan-option's settings, then keys */
+    char plan_options_text[256];      /* both, for the "plan_options" column */
+} bench_variant;
+
 typedef struct bench_options {
     spmv_backend_t backend;
     int device;
@@ -36,6 +47,8 @@ typedef struct bench_options {
     int use_default_set; /* no MATRIX and no other suite, or --suite default: sized for the backend */
     spmv_plan_options_t plan_options; /* --plan-option KEY=VALUE, for every format but the vendor baseline */
     char plan_options_text[256];      /* the same as given, for the CSV/JSON "plan_options" column */
+    bench_variant variants[BENCH_MAX_VARIANTS]; /* measured after the formats, in the order given */
+    int nvariants;
 } bench_options;
 
 /* ---- one result: matrix x format x precision ------------------------------------------------------------------ */
@@ -50,6 +63,7 @@ typedef struct bench_result {
     char status[48];         /* ok, wrong, unsupported, or an error name */
     char message[512];       /* the library's message for errors and unsupported, else "" */
     char plan_options[256];  /* --plan-option settings this result was built with, "KEY=VALUE;...", or "" */
+    char variant[128];       /* a --variant's own settings "KEY=VALUE;...", or "" for a --format entry */
     /* figures; NAN where not measurable (written as an empty field) */
     double max_err_ratio;    /* worst of the three checks below */
     double err_beta0, err_beta, err_timed;

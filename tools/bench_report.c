@@ -50,7 +50,8 @@ void bench_table_header(FILE *out, const bench_env *env)
             "%ceil", "x vendor", "build ms");
 }
 
-/* "auto(csr_lb)" for what AUTO chose, "vendor(alg2)" for the vendor ALG that ran, else the format's name. */
+/* "auto(csr_lb)" for what AUTO chose, "vendor(alg2)" for the vendor ALG that ran, else the format's name;
+ * a --variant's settings follow in brackets: "amf_csr[amf_fixed_fold=2]". */
 static void format_label(const bench_result *r, char *buf, size_t len)
 {
     const char *asked = spmv_format_name(r->format), *built = r->built_format;
@@ -58,11 +59,13 @@ static void format_label(const bench_result *r, char *buf, size_t len)
     if (strncmp(built, asked, asked_len) == 0 && built[asked_len] == '_') built += asked_len + 1;
     if (built[0] != '\0' && strcmp(built, asked) != 0) snprintf(buf, len, "%s(%s)", asked, built);
     else snprintf(buf, len, "%s", asked);
+    size_t used = strlen(buf);
+    if (r->variant[0] != '\0' && used < len) snprintf(buf + used, len - used, "[%s]", r->variant);
 }
 
 void bench_table_row(FILE *out, const bench_result *r)
 {
-    char label[64];
+    char label[192];
     format_label(r, label, sizeof label);
     size_t name_len = strlen(r->matrix);
     const char *name = name_len > 28 ? r->matrix + name_len - 28 : r->matrix; /* the end tells matrices apart */
@@ -85,10 +88,13 @@ void bench_table_summary(FILE *out, const bench_result *results, int count)
         else failed++;
     }
     fprintf(out, "# %d results: %d ok, %d unsupported, %d failed (wrong or error)\n", count, ok, unsupported, failed);
-    for (int i = 0; i < count; i++)
-        if (!bench_result_passed(&results[i]))
-            fprintf(out, "# FAILED %s %s %s: %s: %s\n", results[i].matrix, spmv_format_name(results[i].format),
-                    precision_name(results[i].precision), results[i].status, results[i].message);
+    for (int i = 0; i < count; i++) {
+        if (bench_result_passed(&results[i])) continue;
+        char label[192];
+        format_label(&results[i], label, sizeof label);
+        fprintf(out, "# FAILED %s %s %s: %s: %s\n", results[i].matrix, label, precision_name(results[i].precision),
+                results[i].status, results[i].message);
+    }
 }
 
 /* ==== CSV ============================================================================================================== */
@@ -99,7 +105,7 @@ static const char *const csv_columns =
     "speedup_vs_vendor,build_ms,upload_ms,device_bytes";
 static const char *const csv_extra_columns =
     "built_format,ms_vendor,ms_vendor_alg1,ms_vendor_alg2,break_even,bytes_per_nnz,model_bytes,l2_regime,launch_bound,ms_min,ms_p90,samples,"
-    "err_beta0,err_beta,err_timed,deterministic,message,plan_options";
+    "err_beta0,err_beta,err_timed,deterministic,message,plan_options,variant";
 
 static void csv_string(FILE *out, const char *s)
 {
@@ -175,6 +181,8 @@ void bench_csv_row(FILE *out, const bench_result *r, const bench_env *env)
     csv_string(out, r->message);
     fputc(',', out);
     csv_string(out, r->plan_options);
+    fputc(',', out);
+    csv_string(out, r->variant);
     fputc('\n', out);
     fflush(out); /* a long run that dies still leaves the rows measured so far */
 }
@@ -285,6 +293,7 @@ static void json_result(FILE *out, const bench_result *r, const bench_env *env, 
     json_key_string(out, in, "precision", r->precision == SPMV_F32 ? "f32" : "f64", 1);
     json_key_string(out, in, "status", r->status, 1);
     json_key_string(out, in, "plan_options", r->plan_options, 1);
+    json_key_string(out, in, "variant", r->variant, 1);
     json_key_string(out, in, "message", r->message, 1);
     json_key_number(out, in, "max_err_ratio", r->max_err_ratio, 1);
     json_key_number(out, in, "err_beta0", r->err_beta0, 1);

@@ -45,6 +45,8 @@ def main(argv):
                 if r["status"] == "unsupported":
                     continue
                 name = r["format"] if r["format"] != "auto" else f"auto ({r.get('built_format', '')})"
+                if r.get("variant"):
+                    name += f" [{r['variant']}]"
                 if r is best:
                     name = f"**{name}**"
                 print(f"| {matrix} | {r['rows']} | {r['nnz']} | {name} | {r['status']} | {num(r['ms'], '{:.4f}')} | "

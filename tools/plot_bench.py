@@ -40,6 +40,9 @@ def number(text):
 def read_rows(path):
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
+    for r in rows:  # a --variant is a series of its own: "amf_csr[amf_fixed_fold=2]"
+        if r.get("variant"):
+            r["format"] = f"{r['format']}[{r['variant']}]"
     return [r for r in rows if r.get("status") == "ok"], len(rows)
 
 

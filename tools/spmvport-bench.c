@@ -71,6 +71,10 @@ static void usage(FILE *out)
         "  --warmup N                    untimed launches first (default 20 on GPU, 2 on CPU)\n"
         "  --plan-option KEY=VALUE       set a field of spmv_plan_options_t for every format but the vendor\n"
         "                                baseline (repeatable), e.g. nnz_per_warp=512, amf_fixed_fold=4, hbp_combine=2\n"
+        "  --variant FORMAT:KEY=VALUE[,KEY=VALUE...]\n"
+        "                                one more plan of FORMAT with these settings (on top of --plan-option),\n"
+        "                                measured after the --format list on the same matrix and vectors\n"
+        "                                (repeatable, at most 16), e.g. --variant amf_csr:amf_fixed_fold=2\n"
         "  --min-time SEC                keep timing until SEC were timed (default 0.1 on GPU, 0 on CPU)\n"
         "  --seed N                      seed of the generators and of x and y (default 42)\n"
         "  --list-formats                print the formats this build has on the backend, one a line\n"
@@ -250,8 +254,9 @@ static void default_options(bench_options *opt)
     opt->seed = 42;
 }
 
-/* --plan-option KEY=VALUE: one field of spmv_plan_options_t by its name (repeatable). */
-static int parse_plan_option(bench_options *opt, const char *text)
+/* One field of spmv_plan_options_t by its name: "KEY=VALUE" set in *o and appended to text (';'-separated).
+ * `what` names the command-line argument in messages (--plan-option or --variant). */
+static int set_plan_option(spmv_plan_options_t *o, char *text, size_t text_len, const char *kv, const char *what)
 {
     static const struct { const char *key; size_t offset; } fields[] = {
 #define FIELD(f) {#f, offsetof(spmv_plan_options_t, f)}
@@ -267,19 +272,75 @@ static int parse_plan_option(bench_options *opt, const char *text)
         FIELD(ehyb_halo), FIELD(ehyb_split), FIELD(auto_tune),
 #undef FIELD
     };
-    const char *eq = strchr(text, '=');
+    const char *eq = strchr(kv, '=');
     long value;
     if (eq == NULL || parse_int(eq + 1, -1000000000, 1000000000, &value) != 0)
-        return fail_usage("--plan-option '%s': expected KEY=INTEGER", text);
+        return fail_usage("%s: '%s': expected KEY=INTEGER", what, kv);
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        if (strlen(fields[i].key) != (size_t)(eq - text) || strncmp(fields[i].key, text, (size_t)(eq - text)) != 0)
+        if (strlen(fields[i].key) != (size_t)(eq - kv) || strncmp(fields[i].key, kv, (size_t)(eq - kv)) != 0)
             continue;
-        *(int *)((char *)&opt->plan_options + fields[i].offset) = (int)value;
-        size_t used = strlen(opt->plan_options_text);
-        snprintf(opt->plan_options_text + used, sizeof opt->plan_options_text - used, "%s%s", used ? ";" : "", text);
+        *(int *)((char *)o + fields[i].offset) = (int)value;
+        size_t used = strlen(text);
+        if (used + strlen(kv) + 2 > text_len) return fail_usage("%s: '%s': too many settings", what, kv);
+        snprintf(text + used, text_len - used, "%s%s", used ? ";" : "", kv);
         return 0;
     }
-    return fail_usage("--plan-option '%s': unknown key (see spmv_plan_options_t in spmvport.h)", text);
+    return fail_usage("%s: '%s': unknown key (see spmv_plan_options_t in spmvport.h)", what, kv);
+}
+
+/* --plan-option KEY=VALUE (repeatable): for every format but the vendor baseline, variants included. */
+static int parse_plan_option(bench_options *opt, const char *text)
+{
+    char what[300];
+    snprintf(what, sizeof what, "--plan-option '%s'", text);
+    return set_plan_option(&opt->plan_options, opt->plan_options_text, sizeof opt->plan_options_text, text, what);
+}
+
+/* --variant FORMAT:KEY=VALUE[,KEY=VALUE...]: checked now, its options resolved by finish_variants once every
+ * --plan-option is known. */
+static int parse_variant(bench_options *opt, const char *text)
+{
+    char what[300], name[64];
+    snprintf(what, sizeof what, "--variant '%s'", text);
+    const char *colon = strchr(text, ':');
+    if (colon == NULL || colon[1] == '\0' || (size_t)(colon - text) >= sizeof name)
+        return fail_usage("%s: expected FORMAT:KEY=VALUE[,KEY=VALUE...]", what);
+    if (opt->nvariants == BENCH_MAX_VARIANTS) return fail_usage("%s: at most %d variants", what, BENCH_MAX_VARIANTS);
+    memcpy(name, text, (size_t)(colon - text));
+    name[colon - text] = '\0';
+    bench_variant *v = &opt->variants[opt->nvariants];
+    memset(v, 0, sizeof *v);
+    if (spmv_format_from_name(name, &v->format) != SPMV_STATUS_SUCCESS)
+        return fail_usage("%s: unknown format '%s' (spmvport-bench --list-formats shows this build's)", what, name);
+    if (v->format == SPMV_FORMAT_VENDOR) return fail_usage("%s: the vendor baseline takes no plan options", what);
+    char *keys = strdup(colon + 1);
+    if (keys == NULL) return fail_usage("out of memory");
+    spmv_plan_options_t scratch; /* every key checked here, applied again in finish_variants */
+    spmv_plan_options_init(&scratch);
+    int rc = 0;
+    for (char *save = NULL, *kv = strtok_r(keys, ",", &save); kv != NULL && rc == 0; kv = strtok_r(NULL, ",", &save))
+        rc = set_plan_option(&scratch, v->keys, sizeof v->keys, kv, what);
+    free(keys);
+    if (rc == 0 && v->keys[0] == '\0') rc = fail_usage("%s: expected FORMAT:KEY=VALUE[,KEY=VALUE...]", what);
+    if (rc == 0) opt->nvariants++;
+    return rc;
+}
+
+/* Each variant's options: --plan-option's settings, then its own keys (the later setting wins). */
+static int finish_variants(bench_options *opt)
+{
+    for (int i = 0; i < opt->nvariants; i++) {
+        bench_variant *v = &opt->variants[i];
+        v->plan_options = opt->plan_options;
+        snprintf(v->plan_options_text, sizeof v->plan_options_text, "%s", opt->plan_options_text);
+        char keys[sizeof v->keys];
+        snprintf(keys, sizeof keys, "%s", v->keys);
+        for (char *save = NULL, *kv = strtok_r(keys, ";", &save); kv != NULL; kv = strtok_r(NULL, ";", &save))
+            if (set_plan_option(&v->plan_options, v->plan_options_text, sizeof v->plan_options_text, kv,
+                                "--variant") != 0)
+                return -1;
+    }
+    return 0;
 }
 
 /* The value of an option: "--opt=value" or "--opt value". NULL (after a message) when it is missing. */
@@ -333,6 +394,7 @@ static int parse_valued_option(bench_options *opt, const char *name, const char 
         return 0;
     }
     if (strcmp(name, "--plan-option") == 0) return parse_plan_option(opt, value);
+    if (strcmp(name, "--variant") == 0) return parse_variant(opt, value);
     if (strcmp(name, "--seed") == 0) {
         char *end;
         errno = 0;
@@ -349,7 +411,8 @@ static int parse_valued_option(bench_options *opt, const char *name, const char 
 static int parse_options(bench_options *opt, int argc, char **argv)
 {
     static const char *const valued[] = {"--backend", "--format", "--precision", "--csv", "--json", "--device",
-                                         "--iters", "--warmup", "--min-time", "--seed", "--plan-option"};
+                                         "--iters", "--warmup", "--min-time", "--seed", "--plan-option",
+                                         "--variant"};
     int only_matrices = 0, suite_named = 0;
     default_options(opt);
     for (int i = 1; i < argc; i++) {
@@ -381,7 +444,7 @@ static int parse_options(bench_options *opt, int argc, char **argv)
         if (!handled) return fail_usage("unknown option '%s'", arg);
     }
     if (opt->nmatrices == 0 && !suite_named) opt->use_default_set = 1;
-    return 0;
+    return finish_variants(opt);
 }
 
 /* ==== the run ========================================================================================================== */
@@ -435,8 +498,9 @@ static void emit_result(bench_run *run, const bench_result *r)
 {
     if (!bench_result_passed(r)) {
         run->failures++;
-        fprintf(stderr, "spmvport-bench: %s %s %s: %s: %s\n", r->matrix, spmv_format_name(r->format),
-                r->precision == SPMV_F32 ? "f32" : "f64", r->status, r->message);
+        fprintf(stderr, "spmvport-bench: %s %s%s%s%s %s: %s: %s\n", r->matrix, spmv_format_name(r->format),
+                r->variant[0] ? " [" : "", r->variant, r->variant[0] ? "]" : "", r->precision == SPMV_F32 ? "f32" : "f64",
+                r->status, r->message);
     }
     bench_table_row(stdout, r);
     if (run->csv != NULL) bench_csv_row(run->csv, r, &run->env);
@@ -495,13 +559,24 @@ static int format_requested(const bench_options *opt, spmv_format_t f)
 static void emit_all_failed(bench_run *run, const char *name, const char *source, const spmv_matrix_t *A,
                             spmv_precision_t prec, spmv_status_t st, const char *message)
 {
-    for (int f = 0; f < run->opt->nformats; f++) {
+    for (int f = 0; f < run->opt->nformats + run->opt->nvariants; f++) {
+        const bench_variant *var = f < run->opt->nformats ? NULL : &run->opt->variants[f - run->opt->nformats];
         bench_result r;
-        bench_result_init(&r, name, source, A, run->opt->formats[f], prec);
+        bench_result_init(&r, name, source, A, var ? var->format : run->opt->formats[f], prec);
+        if (var != NULL) snprintf(r.variant, sizeof r.variant, "%s", var->keys);
         bench_status_name(st, r.status, sizeof r.status);
         snprintf(r.message, sizeof r.message, "%s", message);
         emit_result(run, &r);
     }
+}
+
+/* The vendor figures and the derived ones, then the result is reported. */
+static void finish_result(bench_run *run, bench_result *r, double vendor_ms, const double alg_ms[2])
+{
+    bench_derive(r, &run->env, vendor_ms);
+    r->ms_vendor_alg[0] = alg_ms[0];
+    r->ms_vendor_alg[1] = alg_ms[1];
+    emit_result(run, r);
 }
 
 static void bench_matrix_precision(bench_run *run, const spmv_matrix_t *A, const char *name, const char *source,
@@ -535,10 +610,17 @@ static void bench_matrix_precision(bench_run *run, const spmv_matrix_t *A, const
             bench_measure(&run->env, A, &v, format, &run->opt->plan_options, &r);
             snprintf(r.plan_options, sizeof r.plan_options, "%s", run->opt->plan_options_text);
         }
-        bench_derive(&r, &run->env, vendor_ms);
-        r.ms_vendor_alg[0] = alg_ms[0];
-        r.ms_vendor_alg[1] = alg_ms[1];
-        emit_result(run, &r);
+        finish_result(run, &r, vendor_ms, alg_ms);
+    }
+    for (int i = 0; i < run->opt->nvariants; i++) {
+        const bench_variant *var = &run->opt->variants[i];
+        bench_result r;
+        progress(run, "%s %s: %s [%s]", name, pname, spmv_format_name(var->format), var->keys);
+        bench_result_init(&r, name, source, A, var->format, prec);
+        bench_measure(&run->env, A, &v, var->format, &var->plan_options, &r);
+        snprintf(r.plan_options, sizeof r.plan_options, "%s", var->plan_options_text);
+        snprintf(r.variant, sizeof r.variant, "%s", var->keys);
+        finish_result(run, &r, vendor_ms, alg_ms);
     }
     bench_vectors_destroy(&v, &run->env);
 }

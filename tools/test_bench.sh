@@ -5,6 +5,7 @@
 #   test_bench.sh plot    PLOT_PY CSV OUTDIR   PNGs from that CSV (exit 77 = skip when no python3 has matplotlib)
 #   test_bench.sh list    BENCH OUTDIR     --list-formats names csr_scalar
 #   test_bench.sh badargs BENCH OUTDIR     bad command lines and inputs exit non-zero with a message
+#   test_bench.sh variant BENCH OUTDIR     --variant: one more row per variant, its settings in two columns
 set -u
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -110,10 +111,45 @@ check_badargs() {
     expect_failure "$dir" "$bench" --backend cpu --suite shared "$dir/no-such-directory"
     expect_failure "$dir" "$bench" --backend cpu --csv
     expect_failure "$dir" "$bench" --backend cpu --csv "$dir/no-such-directory/x.csv" "$small"
+    expect_failure "$dir" "$bench" --backend cpu --variant amf_csr "$small"
+    expect_failure "$dir" "$bench" --backend cpu --variant nosuchformat:amf_vector=1 "$small"
+    expect_failure "$dir" "$bench" --backend cpu --variant amf_csr:no_such_key=1 "$small"
+    expect_failure "$dir" "$bench" --backend cpu --variant vendor:vendor_alg=1 "$small"
     # a generator the library does not know: found at run time, reported as a failed row
     expect_failure "$dir" "$bench" --backend cpu --format csr_scalar gen:nosuchkind:5
     grep -q "nosuchkind" "$dir/bad.out" || fail "the failed generator has no row in the table"
     echo "PASS: bad arguments"
+}
+
+# ---- (v) --variant ------------------------------------------------------------------------------------------------
+# Two variants of amf_csr beside the plain format, under a --plan-option given after them: per precision one row
+# each, in order; plan_options holds both settings, variant only the variant's own.
+check_variant() {
+    local bench=$1 dir=$2
+    mkdir -p "$dir" || fail "cannot create $dir"
+    local csv=$dir/variant.csv
+    rm -f "$csv"
+    "$bench" --backend cpu --format csr_scalar,amf_csr --variant amf_csr:amf_vector=2 \
+        --variant amf_csr:amf_fixed_fold=2,amf_vector=-1 --plan-option warp_size=64 --precision both --iters 2 \
+        --warmup 1 --min-time 0 --quiet --csv "$csv" gen:stencil3d:7:10 > "$dir/variant.out" 2> "$dir/variant.err" ||
+        { cat "$dir/variant.err" >&2; fail "spmvport-bench with --variant exited non-zero"; }
+    cat "$dir/variant.out"
+    head -n 1 "$csv" | grep -q ',plan_options,variant$' || fail "no plan_options,variant columns last"
+    # the last two fields hold no comma (';'-separated settings)
+    local got expected
+    got=$(tail -n +2 "$csv" | awk -F, '{ print $7 "|" $8 "|" $9 "|" $(NF-1) "|" $NF }')
+    expected="csr_scalar|f64|ok|warp_size=64|
+amf_csr|f64|ok|warp_size=64|
+amf_csr|f64|ok|warp_size=64;amf_vector=2|amf_vector=2
+amf_csr|f64|ok|warp_size=64;amf_fixed_fold=2;amf_vector=-1|amf_fixed_fold=2;amf_vector=-1
+csr_scalar|f32|ok|warp_size=64|
+amf_csr|f32|ok|warp_size=64|
+amf_csr|f32|ok|warp_size=64;amf_vector=2|amf_vector=2
+amf_csr|f32|ok|warp_size=64;amf_fixed_fold=2;amf_vector=-1|amf_fixed_fold=2;amf_vector=-1"
+    [ "$got" = "$expected" ] || fail "variant rows differ: got
+$got"
+    grep -q 'amf_csr\[amf_fixed_fold=2;amf_vector=-1\]' "$dir/variant.out" || fail "the table does not label the variant"
+    echo "PASS: 8 rows, variants after the formats, settings recorded"
 }
 
 case "${1:-}" in
@@ -121,5 +157,6 @@ case "${1:-}" in
     plot) check_plot "$2" "$3" "$4" ;;
     list) check_list "$2" ;;
     badargs) check_badargs "$2" "$3" ;;
-    *) echo "usage: $0 csv|plot|list|badargs ..." >&2; exit 2 ;;
+    variant) check_variant "$2" "$3" ;;
+    *) echo "usage: $0 csv|plot|list|badargs|variant ..." >&2; exit 2 ;;
 esac
