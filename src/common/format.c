@@ -93,8 +93,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
  *   GPU, regular rows of 2.5-3 entries on average (tridiagonal)  csr_vector  (H100 runs G2, G3, H5, sessions 62-63:
  *     read near the diagonal, whose arrays with x and y are from              tridiagonal of 2.4-4.8M entries in f64,
- *     AUTO_NEAR_L2_LO to AUTO_NEAR_L2_HI times the L2 (before tile          3.9-6.6M in f32: 1.04-1.34x the choice
- *     and csr_scalar)                                                         below; at 0.75-0.76 L2s and 1.79-1.92
+ *     0.8 to 1.75 times the L2 (spmvport_short_rows_mapping's                 3.9-6.6M in f32: 1.04-1.34x the choice
+ *     window; before tile and csr_scalar)                                     below; at 0.75-0.76 L2s and 1.79-1.92
  *                                                                             0.92-1.01x; H200 G1 agrees at 3.3M)
  *   GPU, f64 regular rows, average > 6 beyond L2; within it     tile        (its band plan, every tile band since
  *     from AUTO_L2_F64_STENCIL_NNZ entries (from AUTO_L2_F64_
@@ -185,9 +185,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
 /* SPMVPORT_SMALL_ROWS_PER_SM (internal.h): regular rows of more than one batch, fewer than this many a
  * multiprocessor: csr_vector (csr_scalar's threads would not fill a block on each). SPMVPORT_ONE_BATCH_AVG:
  * csr_scalar's batch; the small-rows, scattered and bimodal rules start above it (sessions 63-64). */
-#define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured) */
-#define AUTO_NEAR_L2_LO 0.8               /* whose arrays, x and y are this many L2s or more: csr_vector */
-#define AUTO_NEAR_L2_HI 1.75              /* and at most this many (edges measured: 0.76-0.85, 1.71-1.79) */
+#define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured):
+                                           * csr_vector in spmvport_short_rows_mapping's window, 0.8-1.75 L2s of
+                                           * arrays, x and y (edges measured: 0.76-0.85, 1.71-1.79) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */
@@ -315,9 +315,8 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
     /* tridiagonal rows whose data is about the L2's size: csr_vector was 1.04-1.34x csr_scalar and tile on the H100
      * and H200; below the window csr_scalar wins or ties (csr_vector 0.79-1.01x), above it 0.81-1.00x. Why is not
      * known. */
-    const double l2_share = spmvport_l2_share(A, dev);
     if (gpu && regular && avg > AUTO_L2_STENCIL_MIN_AVG && avg <= AUTO_NEAR_L2_MAX_AVG &&
-        l2_share >= AUTO_NEAR_L2_LO && l2_share <= AUTO_NEAR_L2_HI &&
+        spmvport_short_rows_mapping(A, dev) == SPMVPORT_SHORT_VECTOR &&
         spmvport_x_sector_use(A, INT32_MAX) < SPMVPORT_X_SCATTERED)
         return chosen(SPMV_FORMAT_CSR_VECTOR, "tridiagonal_near_l2", why);
     if (gpu && A->precision == SPMV_F64 && regular && stencil_size && stencil_diagonals(A))
