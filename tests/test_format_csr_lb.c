@@ -274,10 +274,11 @@ Test(format_choose, f64_stencils_within_l2_from_3m_entries)
     free(ptr), free(col), free(val);
 }
 
-/* Tridiagonal rows whose arrays with x and y are 0.8-1.75 L2s take csr_vector, in both precisions (sessions 62-63,
- * H100 runs G2, G3, H5: 1.04-1.34x csr_scalar and tile); just outside the window, and 3 a row read scattered, keep
- * the choice before (on a 50 MiB L2, the H100's: banded:900000:1 f32 is 0.62 L2s, :1100000:1 f32 0.76, :2600000:1
- * f32 1.79, :700000:1 f64 0.75, :1600000:1 f64 1.71, :1800000:1 f64 1.92). */
+/* Tridiagonal rows whose arrays with x and y are 0.8-1.75 L2s (f64: 1.9 since session 69) take csr_vector
+ * (sessions 62-63, H100 runs G2, G3, H5: 1.04-1.34x csr_scalar and tile; session 69 run N2: f64 1.04x at 1.82 L2s);
+ * just outside the window, and 3 a row read scattered, keep the choice before (on a 50 MiB L2, the H100's:
+ * banded:900000:1 f32 is 0.62 L2s, :1100000:1 f32 0.76, :2600000:1 f32 1.79, :700000:1 f64 0.75, :1600000:1 f64
+ * 1.71, :1700000:1 f64 1.82, :1800000:1 f64 1.92). */
 Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
 {
     static const l2_case cases[] = {
@@ -285,7 +286,8 @@ Test(format_choose, tridiagonal_near_l2_takes_csr_vector)
         {"banded:2200000:1", 1, SPMV_FORMAT_CSR_VECTOR}, {"banded:2600000:1", 1, SPMV_FORMAT_CSR_SCALAR},
         {"banded:700000:1", 0, SPMV_FORMAT_CSR_SCALAR},  {"banded:800000:1", 0, SPMV_FORMAT_CSR_VECTOR},
         {"banded:1100000:1", 0, SPMV_FORMAT_CSR_VECTOR}, {"banded:1500000:1", 0, SPMV_FORMAT_CSR_VECTOR},
-        {"banded:1600000:1", 0, SPMV_FORMAT_CSR_VECTOR}, {"banded:1800000:1", 0, SPMV_FORMAT_CSR_SCALAR},
+        {"banded:1600000:1", 0, SPMV_FORMAT_CSR_VECTOR}, {"banded:1700000:1", 0, SPMV_FORMAT_CSR_VECTOR},
+        {"banded:1800000:1", 0, SPMV_FORMAT_CSR_SCALAR},
         {"banded:1100000:1", 1, SPMV_FORMAT_CSR_SCALAR}, {"uniform:1200000:3", 0, SPMV_FORMAT_AMF_CSR}};
     check_choices_in_l2(cases, sizeof cases / sizeof cases[0], (size_t)50 << 20);
     check_cpu_takes_csr_scalar("banded:1100000:1", SPMV_F64, (size_t)50 << 20); /* the CPU has no such window */

@@ -93,7 +93,7 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  *                                                                             1.02-1.12x csr_scalar f64; session 21)
  *   GPU, regular rows of 2.5-3 entries on average (tridiagonal)  csr_vector  (H100 runs G2, G3, H5, sessions 62-63:
  *     read near the diagonal, whose arrays with x and y are from              tridiagonal of 2.4-4.8M entries in f64,
- *     0.8 to 1.75 times the L2 (spmvport_short_rows_mapping's                 3.9-6.6M in f32: 1.04-1.34x the choice
+ *     0.8 to 1.75 (f64: 1.9) times the L2 (spmvport_short_rows_mapping's     3.9-6.6M in f32: 1.04-1.34x the choice
  *     window; before tile and csr_scalar)                                     below; at 0.75-0.76 L2s and 1.79-1.92
  *                                                                             0.92-1.01x; H200 G1 agrees at 3.3M)
  *   GPU, f64 regular rows, average > 6 beyond L2; within it     tile        (its band plan, every tile band since
@@ -187,7 +187,8 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  * csr_scalar's batch; the small-rows, scattered and bimodal rules start above it (sessions 63-64). */
 #define AUTO_NEAR_L2_MAX_AVG 3.0          /* rows of at most 3 entries (tridiagonal; 1 or 2 a row never measured):
                                            * csr_vector in spmvport_short_rows_mapping's window, 0.8-1.75 L2s of
-                                           * arrays, x and y (edges measured: 0.76-0.85, 1.71-1.79) */
+                                           * arrays, x and y in f32, to 1.9 in f64 (edges measured: 0.76-0.85,
+                                           * 1.71-1.79 f32, 1.82-1.92 f64) */
 #define AUTO_STENCIL_DIAGONALS 64         /* at most this many distinct diagonals (27-point stencil: 27) */
 #define AUTO_STENCIL_MIN_FILL 0.9         /* and this full (stencils 0.93-1.0, FEM blocks of 2 unknowns 0.77-0.84) */
 #define AUTO_HOT_F64_MIN_AVG 12.0         /* f64 power-law graphs take csr_lb's hot columns from this many */

@@ -381,9 +381,10 @@ double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
  * - below SHORT_L2_LO a thread a row was the fastest of the three mappings within 3% on every matrix (session 67,
  *   run L1), and so it was on rows of more than SHORT_MAPPED_MAX_AVG at any size (9-point stencils, session 68
  *   run M1: the f32 folds 0.90-0.97x, f64 csr_vector's lanes 0.92-0.95x);
- * - tridiagonal rows (at most TRIDIAGONAL_AVG) take csr_vector's lanes up to SHORT_VECTOR_L2_HI (banded, 1.05-1.35x
- *   csr_scalar), a thread a row above (banded:4000000:1 f32 1.28x; f64 lanes 0.99x at 1.92 L2s, 0.955x at 2.14,
- *   session 69 run N1, where this bound was 2.15 in f64); AUTO's tridiagonal window is this one;
+ * - tridiagonal rows (at most TRIDIAGONAL_AVG) take csr_vector's lanes up to SHORT_VECTOR_L2_HI_F64 / _F32
+ *   (banded, 1.05-1.35x csr_scalar), a thread a row above (banded:4000000:1 f32 1.28x); in f64 the lanes against a
+ *   thread a row fall steadily with the share (session 69, runs N1-N2: 1.71 L2s 1.09x, 1.82 1.04x, 1.92 0.99x,
+ *   1.98 0.98x, 2.08 0.96x, 2.24 0.94x; the bound was 2.15); AUTO's tridiagonal window is this one;
  * - rows of 4-8 (5- and 7-point stencils, banded of 5 and 7) while x and y take at most SHORT_VECTORS_L2_HI:
  *   csr_vector's lanes in f64 (run M1: 1.00-1.07x csr_scalar; session 67 stencil3d:7:80-100 1.11-1.22x), amf_csr's
  *   folds in f32 from SHORT_FOLDS_L2_LO (run M1: 1.03-1.16x from 0.88 to 3.24 L2s on 18 matrices, 0.95-0.98x at
@@ -393,7 +394,8 @@ double spmvport_l2_share(const spmv_matrix_t *A, const spmv_device_info_t *dev)
 #define SHORT_L2_LO 0.8
 #define SHORT_MAPPED_MAX_AVG 8.0
 #define TRIDIAGONAL_AVG 3.0
-#define SHORT_VECTOR_L2_HI 1.75
+#define SHORT_VECTOR_L2_HI_F64 1.9
+#define SHORT_VECTOR_L2_HI_F32 1.75
 #define SHORT_VECTORS_L2_HI 0.4
 #define SHORT_FOLDS_L2_LO 0.86
 spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const spmv_device_info_t *dev)
@@ -407,7 +409,9 @@ spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const
     if (!short_rows) return SPMVPORT_SHORT_NONE;
     const int f64 = A->precision == SPMV_F64;
     if (share < SHORT_L2_LO || avg > SHORT_MAPPED_MAX_AVG) return SPMVPORT_SHORT_SCALAR;
-    if (avg <= TRIDIAGONAL_AVG) return share <= SHORT_VECTOR_L2_HI ? SPMVPORT_SHORT_VECTOR : SPMVPORT_SHORT_SCALAR;
+    if (avg <= TRIDIAGONAL_AVG)
+        return share <= (f64 ? SHORT_VECTOR_L2_HI_F64 : SHORT_VECTOR_L2_HI_F32) ? SPMVPORT_SHORT_VECTOR
+                                                                                : SPMVPORT_SHORT_SCALAR;
     if (vector_bytes(A) / (double)dev->l2_bytes > SHORT_VECTORS_L2_HI) return SPMVPORT_SHORT_SCALAR;
     if (f64) return SPMVPORT_SHORT_VECTOR;
     return share >= SHORT_FOLDS_L2_LO ? SPMVPORT_SHORT_FOLDS : SPMVPORT_SHORT_SCALAR;
