@@ -1209,8 +1209,8 @@ Test(amf_csr, window_cache_rule)
 /* (f) the CSR-vector layout (options.amf_vector)                                                       */
 /* ==================================================================================================== */
 
-/* Its arrays are the matrix's CSR (the row pointer in fold_ptr, plain columns, values), every other array empty, and
- * its lanes csr_vector's or amf_lanes'. */
+/* Its arrays are the matrix's CSR (the row pointer in fold_ptr, plain columns, values), every other array empty, no
+ * value_map (the values are in CSR order), and its lanes csr_vector's or amf_lanes'. */
 static void check_vector_layout(const spmvport_format_data *fd, const spmv_matrix_t *A, int lanes, const char *name)
 {
     cr_assert_eq(fd->narrays, AMF_A_COUNT, "%s", name);
@@ -1226,6 +1226,7 @@ static void check_vector_layout(const spmvport_format_data *fd, const spmv_matri
     const size_t vs = spmvport_value_size(A->precision);
     cr_assert(A->nnz == 0 || memcmp(fd->arrays[AMF_A_VALUES].data, A->values, (size_t)A->nnz * vs) == 0,
               "%s: values are not the matrix's", name);
+    cr_assert(fd->value_map == NULL && fd->value_slots == A->nnz, "%s: value_map", name);
     for (int a = 0; a < AMF_A_COUNT; a++)
         if (a != AMF_A_FOLD_PTR && a != AMF_A_COLS && a != AMF_A_VALUES)
             cr_assert_eq(fd->arrays[a].bytes, a == AMF_A_LONG_PIECE ? sizeof(int32_t) : 0, "%s: array %d", name, a);

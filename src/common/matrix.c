@@ -426,6 +426,26 @@ spmvport_short_mapping spmvport_short_rows_mapping(const spmv_matrix_t *A, const
 #define X_GROUP_ENTRIES 1024 /* of at most this many entries each */
 #define X_SECTOR_BYTES 32   /* the memory system's sector */
 #define X_OMP_MIN 65536     /* fewer rows stay serial */
+#define X_TABLE_BITS 11     /* the distinct count's hash table: 2048 slots, at least twice X_GROUP_ENTRIES */
+
+/* How many distinct values v[0..k) holds (k <= X_GROUP_ENTRIES, values >= 0): linear probing in table (1 <<
+ * X_TABLE_BITS slots), which this clears first. Linear time; sorting each group with qsort took most of
+ * amf_csr's build on FEM grids (fem3d:4:20: 33 ms, against 3.7 for csr_vector's). */
+static int32_t count_distinct(const int32_t *v, int32_t k, int32_t *table)
+{
+    const uint32_t mask = (1u << X_TABLE_BITS) - 1;
+    int32_t distinct = 0;
+    memset(table, 0xff, sizeof(int32_t) << X_TABLE_BITS); /* -1: empty */
+    for (int32_t i = 0; i < k; i++) {
+        uint32_t h = ((uint32_t)v[i] * 2654435761u) >> (32 - X_TABLE_BITS);
+        while (table[h] >= 0 && table[h] != v[i]) h = (h + 1) & mask;
+        if (table[h] < 0) {
+            table[h] = v[i];
+            distinct++;
+        }
+    }
+    return distinct;
+}
 
 double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
 {
@@ -436,7 +456,7 @@ double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
     int failed = 0;
 #pragma omp parallel reduction(+ : sectors, entries, failed) if (groups * X_GROUP_ROWS > X_OMP_MIN)
     {
-        int32_t *buf = malloc(X_GROUP_ENTRIES * sizeof(int32_t));
+        int32_t *buf = malloc((X_GROUP_ENTRIES + ((size_t)1 << X_TABLE_BITS)) * sizeof(int32_t));
         if (buf == NULL) failed = 1;
 #pragma omp for schedule(static)
         for (int64_t g = 0; g < groups; g++) {
@@ -449,8 +469,7 @@ double spmvport_x_sector_use(const spmv_matrix_t *A, int32_t skip_len)
                 for (int32_t j = A->row_ptr[r]; j < A->row_ptr[r + 1] && k < X_GROUP_ENTRIES; j++)
                     buf[k++] = (int32_t)(A->col_idx[j] / per_sector);
             }
-            spmvport_sort_int32(buf, k);
-            sectors += spmvport_unique_sorted(buf, k);
+            sectors += count_distinct(buf, k, buf + X_GROUP_ENTRIES);
             entries += k;
         }
         free(buf);
