@@ -98,6 +98,21 @@ Test(format_choose, x_sector_use)
     cr_assert_float_eq(x_sectors_for(4, SPMV_F64, INT32_MAX), 1.0, 1e-12);
     cr_assert_float_eq(x_sectors_for(4, SPMV_F32, INT32_MAX), 0.5, 1e-12);
     cr_assert_float_eq(x_sectors_for(4, SPMV_F64, 1), 0.0, 1e-12);
+    /* a full group (32 rows of 32 = 1024 entries, the sample's cap), f64: every row the same 32 columns 8 apart
+     * (32 sectors: 1/32), or its own 32 columns 4 apart (1024 sectors: 1) */
+    for (int shared = 0; shared <= 1; shared++) {
+        int32_t gptr[33], *gcol = malloc(1024 * sizeof *gcol);
+        double *gval = malloc(1024 * sizeof *gval);
+        cr_assert(gcol && gval);
+        for (int32_t r = 0; r <= 32; r++) gptr[r] = 32 * r;
+        for (int32_t k = 0; k < 1024; k++) gcol[k] = shared ? 8 * (k % 32) : 4 * k, gval[k] = 1.0;
+        spmv_matrix_t *G = NULL;
+        cr_assert_eq(spmv_matrix_create_csr(&G, 32, 4096, 1024, gptr, gcol, gval, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
+        cr_assert_float_eq(spmvport_x_sector_use(G, INT32_MAX), shared ? 1.0 / 32 : 1.0, 1e-12);
+        spmv_matrix_destroy(G);
+        free(gcol);
+        free(gval);
+    }
     spmv_matrix_t *E = NULL;
     int32_t eptr[4] = {0, 0, 0, 0};
     cr_assert_eq(spmv_matrix_create_csr(&E, 3, 3, 0, eptr, NULL, NULL, SPMV_F64, 0, 0), SPMV_STATUS_SUCCESS);
