@@ -1343,6 +1343,12 @@ Test(amf_csr, vector_layout_automatic)
         {"stencil3d:27:67", SPMV_F64, 16, 16},  /* longer rows, f64 read locally: 7880599 entries, within
                                                  * AMF_VECTOR_F64_MAX_NNZ */
         {"stencil3d:27:68", SPMV_F64, 0, 0},    /* 8242408: past it */
+        {"banded:30000:55", SPMV_F32, 32, 0},   /* f32 rows of 110.9 read locally at 3.55 waves: CSR-vector's (W = 64:
+                                                 * 64 lanes, 7.1 waves: folds) */
+        {"banded:30000:54", SPMV_F32, 0, 0},    /* 108.9 a row: folds */
+        {"banded:40550:60", SPMV_F32, 32, 0},   /* 120.9 a row, 4.8000 waves */
+        {"banded:40551:60", SPMV_F32, 0, 0},    /* 4.8001 waves: folds */
+        {"uniform:30000:120", SPMV_F32, 0, 0},  /* 120 a row at 3.55 waves, read scattered: folds */
         {"circuit:20000", SPMV_F64, 0, 0},      /* skewed */
         {"kron:12:8", SPMV_F64, 0, 0},          /* skewed */
     };

@@ -279,6 +279,8 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
                                    * rows 2-3 entries and one in 13 of 27, spread 1.05: folds 1.23-1.25x) */
 #define AMF_VECTOR_WAVES 2        /* CSR-vector's layout: csr_vector's warps fit in this many waves of resident warps */
 #define AMF_VECTOR_F64_MAX_NNZ 8000000 /* or, in f64 with x read locally, at most this many entries */
+#define AMF_VECTOR_LONG_AVG 110   /* or rows of more than this many entries on average read locally (FEM blocks of */
+#define AMF_VECTOR_LONG_WAVES 4.8 /* 5+ unknowns) whose csr_vector warps fit in this many waves */
 #define AMF_SCATTERED_SCALAR_L2 0.8 /* f32 short rows read scattered: CSR-scalar's mapping below this many L2s */
 
 /* options.amf_vector: csr_vector's lanes a row (amf_lanes where set) for the CSR-vector layout, 1 for CSR-scalar's
@@ -293,6 +295,11 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   csr_vector on fem3d:3:18, uniform:150000:4, stencil3d:7:60 at 2.1-3.2 waves, 1.02-1.25x on fem3d:3:20,
  *   stencil2d:5:500, :700, stencil3d:7:80 at 2.8-7 waves) and keeps folds, as do the skewed rows at any size
  *   (ca-GrQc 1.29, de2010 1.11-1.13).
+ * - Rows of more than 110 entries read locally (FEM blocks of 5-8 unknowns, 120-190 a row) up to 4.8 waves: there
+ *   the folds ran 0.81-0.99x csr_vector in f32 (H100, session 70, runs O1-O3: fem3d:8:14 0.81, :7:15 0.87, :6:16
+ *   0.89, :5:19 0.92; 1.00-1.02x from 4.8 waves, fem3d:6:19, :7:18, :8:18), where rows of 50-76 (blocks of 2-3,
+ *   the 27-point stencils) gained 1.03-1.29x by folding at any size and blocks of 4 (100 a row) were within 3%.
+ *   f64 reaches these rows through the 8M rule below.
  * - f64 with x read locally (stencils, FEM, banded: p->scattered is 0), up to 8M
  *   entries: the folds ran 0.72-1.03x csr_vector (runs K1, K2: stencil3d:7:80 0.74, :7:100 0.81, stencil2d:5:1000
  *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
@@ -318,8 +325,11 @@ static int choose_vector(const spmv_matrix_t *A, const spmv_device_info_t *dev, 
         return 0;
     const int f64 = A->precision == SPMV_F64;
     const int64_t warps = ((int64_t)A->m * lanes + p->w - 1) / p->w;
-    const int vector_pays = warps <= AMF_VECTOR_WAVES * device_warps(dev, p->w) ||
-                            (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered);
+    const double waves = (double)warps / (double)device_warps(dev, p->w);
+    const int vector_pays = waves <= AMF_VECTOR_WAVES ||
+                            (f64 && A->nnz <= AMF_VECTOR_F64_MAX_NNZ && !p->scattered) ||
+                            (!p->scattered && (double)A->nnz > AMF_VECTOR_LONG_AVG * (double)A->m &&
+                             waves <= AMF_VECTOR_LONG_WAVES);
     const int other = vector_pays ? lanes : 0; /* rows other than the short ones below: CSR-vector's or folds */
     const spmvport_short_mapping mapping = spmvport_short_rows_mapping(A, dev);
     if (mapping == SPMVPORT_SHORT_NONE) return other;
