@@ -838,31 +838,27 @@ static spmv_status_t fill_entries(spmvport_format_data *fd, const spmv_matrix_t 
         st = add_array(fd, "local_row", packed || p->vector_lanes > 0 ? 0 : nnz, 1, 0, &local);
     if (st != SPMV_STATUS_SUCCESS) return st;
     fd->value_slots = A->nnz;
-    int64_t bad = -1;
     if (p->vector_lanes > 0) { /* the CSR-vector layout (a unit a row, in row order): the CSR arrays themselves, and
                                 * no value_map (the values are in CSR order) */
-#pragma omp parallel for schedule(static) reduction(max : bad) if (A->nnz > AMF_OMP_MIN)
-        for (int32_t k = 0; k < A->nnz; k++) {
-            const int32_t c = A->col_idx[k];
-            if ((c < 0 || c >= A->n) && k > bad) bad = k;
-            ((uint32_t *)cols)[k] = (uint32_t)c;
-        }
-        if (bad < 0) memcpy(vals, A->values, nnz * vs);
-    } else {
-        if ((fd->value_map = spmvport_malloc_array(nnz, sizeof(int32_t))) == NULL) return SPMV_STATUS_OUT_OF_MEMORY;
+        st = spmvport_check_csr_ranges(A, "amf_csr", msg, msglen);
+        if (st != SPMV_STATUS_SUCCESS) return st;
+        spmvport_parallel_copy(cols, A->col_idx, nnz * sizeof(int32_t)); /* checked non-negative: uint32's bits */
+        spmvport_parallel_copy(vals, A->values, nnz * vs);
+        return SPMV_STATUS_SUCCESS;
+    }
+    if ((fd->value_map = spmvport_malloc_array(nnz, sizeof(int32_t))) == NULL) return SPMV_STATUS_OUT_OF_MEMORY;
+    int32_t *map = fd->value_map;
+    int64_t bad = -1;
 #pragma omp parallel for schedule(dynamic, 4096) reduction(max : bad) if (p->units > AMF_OMP_MIN)
-        for (int32_t u = 0; u < p->units; u++) {
-            int64_t b = merge_unit(A, fold_row, fold_ptr, u, packed, cols, local, fd->value_map);
-            if (b > bad) bad = b;
-        }
+    for (int32_t u = 0; u < p->units; u++) {
+        int64_t b = merge_unit(A, fold_row, fold_ptr, u, packed, cols, local, map);
+        if (b > bad) bad = b;
     }
     if (bad >= 0) {
         spmvport_msg(msg, msglen, "amf_csr: column index at CSR position %lld out of range [0, %d)", (long long)bad,
                      A->n);
         return SPMV_STATUS_INVALID_MATRIX;
     }
-    const int32_t *map = fd->value_map;
-    if (map == NULL) return SPMV_STATUS_SUCCESS;
     if (A->precision == SPMV_F32) {
         const float *src = A->values;
         float *dst = vals;

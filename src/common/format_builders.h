@@ -48,6 +48,9 @@ int64_t spmvport_lb_default_chunk(int64_t nnz, const spmv_device_info_t *dev, in
  * (internal callers; hbp and amf_csr check their columns in their own first pass). */
 spmv_status_t spmvport_check_csr_rows(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen);
 spmv_status_t spmvport_check_csr_ranges(const spmv_matrix_t *A, const char *who, char *msg, size_t msglen);
+/* memcpy in slices over the OpenMP threads: one thread cannot saturate host memory on a large node, and plans of
+ * tens of millions of entries copy hundreds of MB. dst may be NULL (a failed allocation, reported by the caller). */
+void spmvport_parallel_copy(void *dst, const void *src, size_t bytes);
 /* How often each column of A is read (n counts, columns out of range not counted; NULL when out of host memory;
  * the caller frees it). */
 uint32_t *spmvport_column_reads(const spmv_matrix_t *A);

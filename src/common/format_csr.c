@@ -18,9 +18,8 @@ int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size)
     return lanes > warp_size ? warp_size : lanes;
 }
 
-/* memcpy in slices over the OpenMP threads: one thread cannot saturate host memory on a large node, and plans of
- * tens of millions of entries copy hundreds of MB. dst may be NULL (a failed allocation, reported by the caller). */
-static void parallel_copy(void *dst, const void *src, size_t bytes)
+/* memcpy in slices over the OpenMP threads (format_builders.h) */
+void spmvport_parallel_copy(void *dst, const void *src, size_t bytes)
 {
     if (dst == NULL || bytes == 0) return;
     const size_t slice = (size_t)1 << 22;
@@ -274,9 +273,9 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
     void *ptr = spmvport_malloc_array((size_t)A->m + 1, sizeof(int32_t));
     void *col = spmvport_malloc_array((size_t)A->nnz, sizeof(int32_t));
     void *val = spmvport_malloc_array((size_t)A->nnz, vsize);
-    parallel_copy(ptr, A->row_ptr, ptr_bytes);
-    parallel_copy(col, A->col_idx, col_bytes);
-    parallel_copy(val, A->values, val_bytes);
+    spmvport_parallel_copy(ptr, A->row_ptr, ptr_bytes);
+    spmvport_parallel_copy(col, A->col_idx, col_bytes);
+    spmvport_parallel_copy(val, A->values, val_bytes);
     spmv_status_t st = spmvport_format_add_array(fd, "row_ptr", ptr, ptr_bytes, 0);
     if (st == SPMV_STATUS_SUCCESS) st = spmvport_format_add_array(fd, "col_idx", col, col_bytes, 0);
     else free(col);
