@@ -5,6 +5,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "format_builders.h"
 #include "lb_split_check.h"
@@ -509,6 +512,51 @@ static int64_t check_hot_layout(const spmvport_format_data *fd, const spmv_matri
     free(cnt);
     free(index);
     return nhot;
+}
+
+/* spmvport_column_reads against a plain count, with 1, 2, 3 and 5 threads: per-thread copies where (threads - 1) n
+ * <= nnz (kron:12:8, a dense row), one atomic array past that (a 1 x 5000 row of 7 entries, the empty matrix); the
+ * columns out of range that hbp's builder counts before it checks them (-1, n) are left out either way. */
+Test(csr_lb_hot, column_reads_any_threads)
+{
+#ifndef _OPENMP
+    cr_skip_test("built without OpenMP: one thread only");
+#else
+    spmv_matrix_t *A[3] = {NULL, NULL, NULL};
+    cr_assert_eq(spmv_matrix_generate(&A[0], "kron:12:8", SPMV_F64, 42), SPMV_STATUS_SUCCESS);
+    int32_t dense_ptr[3] = {0, 64, 70}, dense_col[70];
+    for (int k = 0; k < 70; k++) dense_col[k] = k < 64 ? k : k - 64;
+    double val[70] = {0};
+    cr_assert_eq(spmv_matrix_create_csr(&A[1], 2, 64, 70, dense_ptr, dense_col, val, SPMV_F64, 0, 0),
+                 SPMV_STATUS_SUCCESS);
+    int32_t wide_ptr[2] = {0, 7}, wide_col[7] = {0, 9, 99, 999, 1000, 4998, 4999};
+    cr_assert_eq(spmv_matrix_create_csr(&A[2], 1, 5000, 7, wide_ptr, wide_col, val, SPMV_F64, 0, 0),
+                 SPMV_STATUS_SUCCESS);
+    int32_t bad_col[9] = {3, -1, 3, 8, 0, 7, 8, 3, 1}, bad_ptr[2] = {0, 9}; /* n = 8: -1 and 8 are out of range */
+    spmv_matrix_t bad = {.m = 1, .n = 8, .nnz = 9, .precision = SPMV_F64, .row_ptr = bad_ptr, .col_idx = bad_col,
+                         .values = val};
+    spmv_matrix_t empty = {.m = 0, .n = 0, .nnz = 0, .precision = SPMV_F64, .row_ptr = bad_ptr};
+    const spmv_matrix_t *cases[] = {A[0], A[1], A[2], &bad, &empty};
+    const int threads_before = omp_get_max_threads(), threads[] = {1, 2, 3, 5};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const spmv_matrix_t *M = cases[c];
+        uint32_t *want = calloc((size_t)M->n + 1, sizeof(uint32_t));
+        for (int32_t k = 0; k < M->nnz; k++)
+            if (M->col_idx[k] >= 0 && M->col_idx[k] < M->n) want[M->col_idx[k]]++;
+        for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+            omp_set_num_threads(threads[t]);
+            uint32_t *got = spmvport_column_reads(M);
+            omp_set_num_threads(threads_before);
+            cr_assert_not_null(got, "case %zu, %d threads", c, threads[t]);
+            for (int32_t j = 0; j < M->n; j++)
+                cr_assert_eq(got[j], want[j], "case %zu (%d x %d, %d entries), %d threads: column %d read %u times, "
+                             "counted %u", c, M->m, M->n, M->nnz, threads[t], j, want[j], got[j]);
+            free(got);
+        }
+        free(want);
+    }
+    for (int i = 0; i < 3; i++) spmv_matrix_destroy(A[i]);
+#endif
 }
 
 static void check_hot_corpus(int warp, spmv_precision_t p, int lb_hot)
