@@ -221,20 +221,20 @@ uint32_t *spmvport_column_reads(const spmv_matrix_t *A)
 }
 
 /* The hot columns options.lb_hot asks for (0: the automatic rule), chosen from A's read counts: returns their count
- * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *slot_out (n entries)
- * 1 + each column's index among them, 0 for the others (the caller frees both; NULL when none).
+ * (0: none), or -1 when out of host memory. With hot_out, *hot_out receives them ascending and *index_out (n
+ * entries) each column's index among them, -1 for the others (the caller frees both; NULL when none).
  * reads: NULL, or the caller's cache of spmvport_column_reads(A) (used when set, set when the rule counts). */
 int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **reads, int32_t **hot_out,
-                                uint32_t **slot_out)
+                                int32_t **index_out)
 {
     const int64_t n = A->n, nnz = A->nnz, automatic = SPMVPORT_HOT_AUTO_BYTES / (int64_t)spmvport_value_size(A->precision);
     int64_t want = lb_hot > 0 ? lb_hot : lb_hot == 0 ? automatic : 0;
     if (lb_hot == 0 && (nnz < LB_HOT_MIN_NNZ || n < 4 * automatic)) want = 0;
     if (want > n) want = n;
-    if (hot_out) *hot_out = NULL, *slot_out = NULL;
+    if (hot_out) *hot_out = NULL, *index_out = NULL;
     if (want <= 0) return 0;
     if (reads != NULL && *reads == NULL && (*reads = spmvport_column_reads(A)) == NULL) return -1;
-    /* count becomes the slot map below: a copy of the caller's reads */
+    /* count becomes the index map below: a copy of the caller's reads */
     uint32_t *count = reads ? spmvport_malloc_array((size_t)n, sizeof(uint32_t)) : spmvport_column_reads(A);
     uint32_t *hist = spmvport_calloc_array(LB_HOT_COUNT_CAP + 1, sizeof(uint32_t));
     int32_t *hot = NULL;
@@ -248,17 +248,18 @@ int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **r
     while (t > 2 && above + hist[t - 1] <= want) above += hist[--t];
     int64_t extra = t - 1 >= 2 ? want - above : 0;
     if (above + extra > 0 && (hot = spmvport_malloc_array((size_t)(above + extra), sizeof(int32_t))) == NULL) goto oom;
-    for (int64_t j = 0; j < n; j++) { /* count[j] becomes 1 + its index among the hot columns, or 0 */
+    int32_t *index = (int32_t *)count; /* count[j] becomes column j's index among the hot columns, or -1 */
+    for (int64_t j = 0; j < n; j++) {
         const uint32_t c = count[j];
         const int64_t b = c < LB_HOT_COUNT_CAP ? c : LB_HOT_COUNT_CAP;
         const int take = b >= t || (b == t - 1 && extra > 0 && extra--);
-        if (take) hot_entries += c, hot[nhot++] = (int32_t)j;
-        count[j] = take ? (uint32_t)nhot : 0u;
+        if (take) hot_entries += c, hot[nhot] = (int32_t)j;
+        index[j] = take ? (int32_t)nhot++ : -1;
     }
     if (lb_hot == 0 && hot_entries * LB_HOT_MIN_SHARE < nnz) nhot = 0; /* too few reads to pay */
     free(hist);
     if (hot_out && nhot > 0) {
-        *hot_out = hot, *slot_out = count;
+        *hot_out = hot, *index_out = index;
     } else {
         free(hot);
         free(count);
@@ -271,6 +272,15 @@ oom:
     return -1;
 }
 
+void spmvport_relabel_hot_columns(int32_t *dst, const int32_t *src, int64_t nnz, const int32_t *index)
+{
+#pragma omp parallel for schedule(static)
+    for (int64_t e = 0; e < nnz; e++) {
+        const int32_t c = src[e], h = index[c], cold = h >> 31; /* all ones where h = -1 */
+        dst[e] = (c & cold) | ((-1 - h) & ~cold);
+    }
+}
+
 /* csr_lb's hot-column arrays: hot holds nhot >= 0 columns (taken over; NULL when none), whose entries the copy of
  * the columns has relabelled (spmvport_build_csr) */
 static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A, int64_t nhot, int32_t *hot,
@@ -279,8 +289,8 @@ static spmv_status_t add_lb_hot(spmvport_format_data *fd, const spmv_matrix_t *A
     fd->params[SPMVPORT_P_LB_HOT] = nhot;
     const size_t vsize = spmvport_value_size(A->precision);
     /* both arrays, empty without hot columns */
-    spmv_status_t st = spmvport_format_add_array(fd, "lb_hot", nhot > 0 ? hot : spmvport_malloc_array(0, sizeof(int32_t)),
-                                                 (size_t)nhot * sizeof(int32_t), 0);
+    if (nhot == 0) hot = spmvport_malloc_array(0, sizeof(int32_t));
+    spmv_status_t st = spmvport_format_add_array(fd, "lb_hot", hot, (size_t)nhot * sizeof(int32_t), 0);
     if (st == SPMV_STATUS_SUCCESS)
         st = spmvport_format_add_array(fd, "lb_hot_x", spmvport_calloc_array((size_t)nhot, vsize),
                                        (size_t)nhot * vsize, 0);
@@ -302,9 +312,8 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
     /* csr_lb chooses its hot columns first, so that the copy of the columns relabels their entries in its one pass */
-    int32_t *hot = NULL;
-    uint32_t *slot = NULL;
-    const int64_t nhot = lb ? spmvport_lb_hot_columns(A, opt->lb_hot, NULL, &hot, &slot) : 0;
+    int32_t *hot = NULL, *index = NULL;
+    const int64_t nhot = lb ? spmvport_lb_hot_columns(A, opt->lb_hot, NULL, &hot, &index) : 0;
     if (nhot < 0) {
         spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%d columns, %d entries)", A->n,
                      A->nnz);
@@ -317,16 +326,11 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
     int32_t *col = spmvport_malloc_array((size_t)A->nnz, sizeof(int32_t));
     void *val = spmvport_malloc_array((size_t)A->nnz, vsize);
     spmvport_parallel_copy(ptr, A->row_ptr, ptr_bytes);
-    if (slot != NULL && col != NULL) { /* hot column j's entries become -slot[j] = -1 - (its index in the copy) */
-#pragma omp parallel for schedule(static)
-        for (int64_t k = 0; k < A->nnz; k++) {
-            const int32_t c = A->col_idx[k];
-            col[k] = slot[c] > 0 ? -(int32_t)slot[c] : c;
-        }
-    } else {
+    if (index != NULL && col != NULL)
+        spmvport_relabel_hot_columns(col, A->col_idx, A->nnz, index);
+    else
         spmvport_parallel_copy(col, A->col_idx, col_bytes);
-    }
-    free(slot);
+    free(index);
     spmvport_parallel_copy(val, A->values, val_bytes);
     spmv_status_t st = spmvport_format_add_array(fd, "row_ptr", ptr, ptr_bytes, 0);
     if (st == SPMV_STATUS_SUCCESS) st = spmvport_format_add_array(fd, "col_idx", col, col_bytes, 0);

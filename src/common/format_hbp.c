@@ -1519,9 +1519,7 @@ static int apply_hot(hbp_build *B, const int32_t *map, int32_t h)
         int32_t *hot = B->out[HBP_A_HOT], *col = B->out[HBP_A_COL];
         for (int32_t c = 0; c < A->n; c++)
             if (map[c] >= 0) hot[map[c]] = c;
-        HBP_PRAGMA(omp parallel for schedule(static))
-        for (int32_t e = 0; e < A->nnz; e++)
-            if (map[col[e]] >= 0) col[e] = -1 - map[col[e]];
+        spmvport_relabel_hot_columns(col, col, A->nnz, map);
     }
     return ok;
 }
@@ -1559,14 +1557,8 @@ static int32_t global_hot_map(hbp_build *B, int hbp_hot, int32_t **map)
 {
     const int lb_hot = hbp_hot == 0 ? 0 : hbp_hot > 0 ? hbp_hot : (int)(SPMVPORT_HOT_AUTO_BYTES / B->vsize);
     int32_t *hot;
-    uint32_t *slot;
-    const int64_t h = spmvport_lb_hot_columns(B->A, lb_hot, &B->reads, &hot, &slot);
-    *map = NULL;
-    if (h <= 0) return (int32_t)h;
+    const int64_t h = spmvport_lb_hot_columns(B->A, lb_hot, &B->reads, &hot, map); /* *map: NULL when none */
     free(hot);
-    int32_t *m = (int32_t *)slot; /* 1 + index, or 0 -> index, or -1 */
-    for (int32_t c = 0; c < B->A->n; c++) m[c] = (int32_t)slot[c] - 1;
-    *map = m;
     return (int32_t)h;
 }
 
