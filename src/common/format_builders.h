@@ -60,8 +60,8 @@ uint32_t *spmvport_column_reads(const spmv_matrix_t *A);
 int64_t spmvport_lb_hot_columns(const spmv_matrix_t *A, int lb_hot, uint32_t **reads, int32_t **hot_out,
                                 int32_t **index_out);
 /* dst[e] = src[e], or -1 - index[src[e]] where that column is hot (index >= 0): the relabelling csr_lb's and hbp's
- * hot copies read. Parallel, and without a branch (a graph's hot entries are about half of them, in no order: 2.1-
- * 2.5x faster than a branch on kron:19:8 and :20:16). dst may be src. */
+ * hot copies read. Parallel, and without a branch (a graph's hot entries are about half of them, in no order: 2.4-
+ * 3.0x faster than a branch on kron:19:8 and :20:16, 2 threads). dst may be src. */
 void spmvport_relabel_hot_columns(int32_t *dst, const int32_t *src, int64_t nnz, const int32_t *index);
 /* Lanes per row of CSR-vector from the average row length (rocSPARSE's rule), capped at the warp size. */
 int spmvport_csr_vector_lanes(int32_t m, int32_t nnz, int warp_size);
