@@ -559,6 +559,34 @@ Test(csr_lb_hot, column_reads_any_threads)
 #endif
 }
 
+/* spmvport_relabel_hot_columns against a plain loop, into a second array and in place: column c stays c where
+ * index[c] = -1, else becomes -1 - index[c]; columns 0 and n - 1 and index values 0 and the largest included. */
+Test(csr_lb_hot, relabel_hot_columns)
+{
+    enum { N = 1000, NNZ = 20011 };
+    int32_t *index = malloc(N * sizeof(int32_t)), *src = malloc(NNZ * sizeof(int32_t));
+    int32_t *dst = malloc(NNZ * sizeof(int32_t)), *want = malloc(NNZ * sizeof(int32_t));
+    int32_t hot = 0;
+    for (int32_t c = 0; c < N; c++) index[c] = (c % 7 == 0 || c == N - 1) ? hot++ : -1; /* 0 and N - 1 hot */
+    uint32_t r = 12345u;
+    for (int32_t e = 0; e < NNZ; e++) {
+        r = r * 1664525u + 1013904223u;
+        src[e] = e < 2 ? (e == 0 ? 0 : N - 1) : (int32_t)(r % N);
+        want[e] = index[src[e]] < 0 ? src[e] : -1 - index[src[e]];
+    }
+    spmvport_relabel_hot_columns(dst, src, NNZ, index);
+    for (int32_t e = 0; e < NNZ; e++)
+        cr_assert_eq(dst[e], want[e], "entry %d (column %d, index %d): %d, want %d", e, src[e], index[src[e]], dst[e],
+                     want[e]);
+    cr_assert_eq(dst[1], -hot, "column n - 1 holds the last index: %d", dst[1]);
+    spmvport_relabel_hot_columns(src, src, NNZ, index); /* in place, as hbp's build calls it */
+    cr_assert_eq(memcmp(src, want, NNZ * sizeof(int32_t)), 0, "in place differs");
+    free(index);
+    free(src);
+    free(dst);
+    free(want);
+}
+
 static void check_hot_corpus(int warp, spmv_precision_t p, int lb_hot)
 {
     support_case *cases = NULL;
