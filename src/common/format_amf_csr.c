@@ -299,8 +299,9 @@ static int64_t device_warps(const spmv_device_info_t *dev, int w)
  *   the folds ran 0.81-0.99x csr_vector in f32 (H100, session 70, runs O1-O3: fem3d:8:14 0.81, :7:15 0.87, :6:16
  *   0.89, :5:19 0.92; 1.00-1.02x from 4.8 waves, fem3d:6:19, :7:18, :8:18), where rows of 50-76 (blocks of 2-3,
  *   the 27-point stencils) gained 1.03-1.29x by folding at any size and blocks of 4 (100 a row) were within 3%.
- *   f64 reaches these rows through the 8M rule below. Out of sample (session 71, runs Q1-Q2) banded rows of 121-201
- *   lose by it: 0.975x the folds on 10 plans (0.83-1.12x); kept for FEM blocks, the common case of such rows.
+ *   f64 reaches these rows through the 8M rule below. Out of sample, banded rows of 113-260 are a tie: 0.975x the
+ *   folds on 10 plans (session 71, runs Q1-Q2, 0.83-1.12x), 0.995x on 10 others (session 72, run R1, 0.94-1.09x);
+ *   kept for FEM blocks, the common case of such rows.
  * - f64 with x read locally (stencils, FEM, banded: p->scattered is 0), up to 8M
  *   entries: the folds ran 0.72-1.03x csr_vector (runs K1, K2: stencil3d:7:80 0.74, :7:100 0.81, stencil2d:5:1000
  *   0.82, banded:1500000:1 0.84, fem3d:3:28 0.88; fem3d:3:24 1.03, :4:24 1.01, :8:17 1.00 at 7.5M). Why the f64
