@@ -519,7 +519,7 @@ typedef struct spmv_plan_info {
     int warp_size;             /* the warp size the layout was built for */
     int deterministic;         /* 1: the same inputs give bitwise the same y on every call */
     size_t device_bytes;       /* every device buffer the plan owns */
-    double build_ms;           /* host analysis and construction */
+    double build_ms;           /* host analysis (AUTO's choice included) and construction */
     double upload_ms;          /* allocation and copy to the device */
     char stats[512];           /* format statistics, "key=value" separated by ';', pairs always whole; with
                                 * auto_tune the last pair is "auto_tune=fmt:ms,...", and with SPMV_FORMAT_AUTO

@@ -682,3 +682,50 @@ Test(format_choose, gpu_rule_hot_columns)
                  spmv_format_name(spmvport_format_choose(A, &gpu)));
     spmv_matrix_destroy(A);
 }
+
+/* AUTO's graph rule keeps the hot columns it counted, and csr_lb's build takes them: the plan is the one csr_lb
+ * builds by itself, byte for byte; options that ask for other hot columns leave the kept ones to the caller; a
+ * choice other than csr_lb keeps none. */
+Test(format_choose, kept_hot_columns_build_the_same_plan)
+{
+    spmv_matrix_t *A = NULL;
+    cr_assert_eq(spmv_matrix_generate(&A, "kron:17:8", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
+    const spmv_device_info_t gpu = gpu_with_l2(1024);
+    spmvport_hot_choice hot;
+    cr_assert_eq(spmvport_format_choose_keep(A, &gpu, NULL, &hot), SPMV_FORMAT_CSR_LB);
+    cr_assert(hot.nhot > 0 && hot.hot != NULL && hot.index != NULL, "nhot %lld", (long long)hot.nhot);
+    cr_assert_eq(hot.nhot, spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL));
+    spmv_plan_options_t opt;
+    spmv_plan_options_init(&opt);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    spmvport_format_data own, taken;
+    cr_assert_eq(spmvport_format_build(&own, A, SPMV_FORMAT_CSR_LB, 32, &gpu, &opt, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    opt.lb_hot = 100; /* not the automatic rule: the build counts its own and leaves the kept arrays */
+    cr_assert_eq(spmvport_format_build_chosen(&taken, A, SPMV_FORMAT_CSR_LB, 32, &gpu, &opt, &hot, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    cr_assert_eq(taken.params[SPMVPORT_P_LB_HOT], 100);
+    cr_assert(hot.hot != NULL && hot.index != NULL, "lb_hot = 100 took the automatic hot columns");
+    cr_assert_null(taken.auto_hot);
+    spmvport_format_data_free(&taken);
+    opt.lb_hot = 0;
+    cr_assert_eq(spmvport_format_build_chosen(&taken, A, SPMV_FORMAT_CSR_LB, 32, &gpu, &opt, &hot, msg, sizeof msg),
+                 SPMV_STATUS_SUCCESS, "%s", msg);
+    cr_assert(hot.hot == NULL && hot.index == NULL, "the build left the kept hot columns");
+    cr_assert_eq(taken.narrays, own.narrays);
+    for (int a = 0; a < own.narrays; a++) {
+        cr_assert_eq(taken.arrays[a].bytes, own.arrays[a].bytes, "array %s", own.arrays[a].name);
+        if (own.arrays[a].bytes > 0)
+            cr_assert_eq(memcmp(taken.arrays[a].data, own.arrays[a].data, own.arrays[a].bytes), 0, "array %s",
+                         own.arrays[a].name);
+    }
+    for (int k = 0; k < SPMVPORT_MAX_PARAMS; k++) cr_assert_eq(taken.params[k], own.params[k], "param %d", k);
+    spmvport_format_data_free(&taken);
+    spmvport_format_data_free(&own);
+    spmvport_hot_choice_free(&hot);
+    spmv_matrix_destroy(A);
+    cr_assert_eq(spmv_matrix_generate(&A, "stencil2d:5:200", SPMV_F32, 42), SPMV_STATUS_SUCCESS);
+    cr_assert_neq(spmvport_format_choose_keep(A, &gpu, NULL, &hot), SPMV_FORMAT_CSR_LB);
+    cr_assert(hot.hot == NULL && hot.index == NULL && hot.nhot == 0);
+    spmv_matrix_destroy(A);
+}

@@ -80,6 +80,9 @@ typedef struct spmvport_format_data {
     /* reordering formats: index into arrays[] of the int32 row / column permutation (plan index -> A's
      * index), -1 when the format keeps A's ordering */
     int row_perm_array, col_perm_array;
+    /* During the build only (NULL after it): csr_lb's automatic hot columns as AUTO's graph rule found them
+     * (spmvport_format_build_chosen, internal.h), so that a graph's columns are counted once */
+    struct spmvport_hot_choice *auto_hot;
 } spmvport_format_data;
 
 /* ---- the table ------------------------------------------------------------------------------------ */

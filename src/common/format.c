@@ -64,6 +64,22 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
                                     int warp_size, const spmv_device_info_t *dev, const spmv_plan_options_t *opt,
                                     char *msg, size_t msglen)
 {
+    return spmvport_format_build_chosen(fd, A, format, warp_size, dev, opt, NULL, msg, msglen);
+}
+
+void spmvport_hot_choice_free(spmvport_hot_choice *hot)
+{
+    free(hot->hot);
+    free(hot->index);
+    hot->hot = hot->index = NULL;
+    hot->nhot = 0;
+}
+
+spmv_status_t spmvport_format_build_chosen(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                           int warp_size, const spmv_device_info_t *dev,
+                                           const spmv_plan_options_t *opt, spmvport_hot_choice *hot, char *msg,
+                                           size_t msglen)
+{
     memset(fd, 0, sizeof *fd);
     fd->row_perm_array = fd->col_perm_array = -1;
     const spmv_status_t bad = spmvport_check_generic_options(opt, warp_size, msg, msglen);
@@ -81,7 +97,9 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
     fd->nnz = A->nnz;
     fd->warp_size = warp_size;
     fd->deterministic = 1;
+    fd->auto_hot = hot;
     spmv_status_t st = build(fd, A, dev, opt, msg, msglen);
+    fd->auto_hot = NULL;
     if (st != SPMV_STATUS_SUCCESS) spmvport_format_data_free(fd);
     return st;
 }
@@ -306,6 +324,20 @@ spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_i
 
 spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why)
 {
+    return spmvport_format_choose_keep(A, dev, why, NULL);
+}
+
+/* csr_lb's automatic hot columns for the graph rule: their count, and with keep the columns themselves */
+static int64_t graph_hot_columns(const spmv_matrix_t *A, spmvport_hot_choice *keep)
+{
+    if (keep == NULL) return spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL);
+    return keep->nhot = spmvport_lb_hot_columns(A, 0, NULL, &keep->hot, &keep->index);
+}
+
+spmv_format_t spmvport_format_choose_keep(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why,
+                                          spmvport_hot_choice *keep)
+{
+    if (keep != NULL) memset(keep, 0, sizeof *keep);
     if (A->m == 0 || A->nnz == 0) return chosen(SPMV_FORMAT_CSR_SCALAR, "empty", why);
     const double avg = (double)A->nnz / A->m;
     const int regular = spmvport_rows_regular(A), gpu = dev->backend != SPMV_BACKEND_CPU;
@@ -356,7 +388,7 @@ spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_devi
         const int tall_f64_l2 = in_l2 && A->precision == SPMV_F64 && A->m >= AUTO_L2_F64_GRAPH_ROWS;
         const int graph = !regular && (hot_pays || !in_l2 || tall_f64_l2) &&
                           (avg > 16 || spmvport_x_sector_use(A, INT32_MAX) >= SPMVPORT_X_SCATTERED);
-        if (graph && hot_pays && spmvport_lb_hot_columns(A, 0, NULL, NULL, NULL) > 0)
+        if (graph && hot_pays && graph_hot_columns(A, keep) > 0)
             return chosen(SPMV_FORMAT_CSR_LB, "graph_hot_columns", why);
         if (graph && tall_f64_l2) return chosen(SPMV_FORMAT_VENDOR, "f64_graph_in_l2", why);
         if (in_l2 && !regular) return chosen(SPMV_FORMAT_AMF_CSR, "skewed_rows_in_l2", why);

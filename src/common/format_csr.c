@@ -313,7 +313,14 @@ spmv_status_t spmvport_build_csr(spmvport_format_data *fd, const spmv_matrix_t *
     }
     /* csr_lb chooses its hot columns first, so that the copy of the columns relabels their entries in its one pass */
     int32_t *hot = NULL, *index = NULL;
-    const int64_t nhot = lb ? spmvport_lb_hot_columns(A, opt->lb_hot, NULL, &hot, &index) : 0;
+    int64_t nhot = 0;
+    spmvport_hot_choice *chosen = fd->auto_hot; /* AUTO counted them already: the same rule, lb_hot = 0 */
+    if (lb && opt->lb_hot == 0 && chosen != NULL && chosen->hot != NULL) {
+        nhot = chosen->nhot, hot = chosen->hot, index = chosen->index;
+        chosen->hot = chosen->index = NULL;
+    } else if (lb) {
+        nhot = spmvport_lb_hot_columns(A, opt->lb_hot, NULL, &hot, &index);
+    }
     if (nhot < 0) {
         spmvport_msg(msg, msglen, "out of host memory choosing csr_lb's hot columns (%d columns, %d entries)", A->n,
                      A->nnz);

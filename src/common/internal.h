@@ -121,6 +121,25 @@ spmv_status_t spmvport_format_build(spmvport_format_data *fd, const spmv_matrix_
  * letters, digits and '_': "short_rows", "bimodal_short_rows", ...; why may be NULL). */
 spmv_format_t spmvport_format_choose(const spmv_matrix_t *A, const spmv_device_info_t *dev);
 spmv_format_t spmvport_format_choose_why(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why);
+/* csr_lb's automatic hot columns (options.lb_hot = 0) as AUTO's graph rule found them: nhot of them, ascending in
+ * hot, and index (n entries) each column's index among them, -1 for the others; both NULL when none were kept. A
+ * graph's column counts cost about what csr_lb's copy of the matrix does (kron:20:16, 2-core host): counted once,
+ * AUTO's plan takes them to the build. */
+typedef struct spmvport_hot_choice {
+    int64_t nhot;
+    int32_t *hot, *index;
+} spmvport_hot_choice;
+/* spmvport_format_choose_why that keeps, in *keep (zeroed first), the hot columns behind a csr_lb choice */
+spmv_format_t spmvport_format_choose_keep(const spmv_matrix_t *A, const spmv_device_info_t *dev, const char **why,
+                                          spmvport_hot_choice *keep);
+/* spmvport_format_build for a plan whose format AUTO chose: csr_lb takes hot's arrays (sets them NULL) when its
+ * options ask for the automatic hot columns; hot may be NULL. The caller frees what is left
+ * (spmvport_hot_choice_free). */
+spmv_status_t spmvport_format_build_chosen(spmvport_format_data *fd, const spmv_matrix_t *A, spmv_format_t format,
+                                           int warp_size, const spmv_device_info_t *dev,
+                                           const spmv_plan_options_t *opt, spmvport_hot_choice *hot, char *msg,
+                                           size_t msglen);
+void spmvport_hot_choice_free(spmvport_hot_choice *hot);
 /* How scattered A's reads of x are (src/common/matrix.c): distinct 32-byte x sectors per entry over groups of 32
  * consecutive rows (what a warp of 4-row folds or csr_scalar's 32 rows gathers), sampled at up to 1024 evenly
  * spaced groups of at most 1024 entries, rows of skip_len or more entries left out (INT32_MAX: none). 1: every
