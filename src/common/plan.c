@@ -75,29 +75,29 @@ spmv_status_t spmv_plan_create(spmv_plan_t **plan, spmv_context_t *ctx, const sp
     spmv_status_t st = check_options(ctx, opt, &warp_size);
     if (st != SPMV_STATUS_SUCCESS) return st;
     if (format == SPMV_FORMAT_AUTO && opt->auto_tune) return plan_auto_tune(plan, ctx, A, opt);
-    const char *rule = NULL; /* AUTO's rule, the stats' last pair */
-    spmvport_hot_choice hot = {0}; /* csr_lb's hot columns if AUTO's graph rule counted them */
-    const double t0 = spmvport_now_ms(); /* build_ms counts AUTO's choice: it reads the whole matrix too */
-    if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose_keep(A, &ctx->info, &rule, &hot);
-
-    char msg[SPMVPORT_MSG_LEN] = "";
-    st = ctx->ops->supports(ctx->state, format, A->precision, msg, sizeof msg);
-    spmv_plan_t *p = st == SPMV_STATUS_SUCCESS ? calloc(1, sizeof *p) : NULL;
-    if (p == NULL) spmvport_hot_choice_free(&hot);
-    if (st != SPMV_STATUS_SUCCESS)
-        return spmvport_fail(ctx, st, "format %s on backend %s: %s", spmv_format_name(format), ctx->ops->name, msg);
+    spmv_plan_t *p = calloc(1, sizeof *p);
     if (p == NULL) return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a plan");
     p->ctx = ctx;
     p->nnz = A->nnz;
     p->src_nnz = A->src_nnz;
     if (A->src_map != NULL) p->src_map = spmvport_malloc_array((size_t)A->src_nnz, sizeof(int32_t));
     if (A->src_map != NULL && p->src_map == NULL) {
-        spmvport_hot_choice_free(&hot);
         plan_release(p);
         return spmvport_fail(ctx, SPMV_STATUS_OUT_OF_MEMORY, "out of host memory for a plan of %d entries", A->nnz);
     }
     if (A->src_map != NULL) memcpy(p->src_map, A->src_map, (size_t)A->src_nnz * sizeof(int32_t));
 
+    const char *rule = NULL;       /* AUTO's rule, the stats' last pair */
+    spmvport_hot_choice hot = {0}; /* csr_lb's hot columns if AUTO's graph rule counted them */
+    const double t0 = spmvport_now_ms(); /* build_ms counts AUTO's choice: it reads the whole matrix too */
+    if (format == SPMV_FORMAT_AUTO) format = spmvport_format_choose_keep(A, &ctx->info, &rule, &hot);
+    char msg[SPMVPORT_MSG_LEN] = "";
+    st = ctx->ops->supports(ctx->state, format, A->precision, msg, sizeof msg);
+    if (st != SPMV_STATUS_SUCCESS) {
+        spmvport_hot_choice_free(&hot);
+        plan_release(p);
+        return spmvport_fail(ctx, st, "format %s on backend %s: %s", spmv_format_name(format), ctx->ops->name, msg);
+    }
     st = spmvport_format_build_chosen(&p->fd, A, format, warp_size, &ctx->info, opt, &hot, msg, sizeof msg);
     double t1 = spmvport_now_ms();
     spmvport_hot_choice_free(&hot); /* left when the build took another format or other hot columns */
