@@ -570,6 +570,59 @@ Test(SUITE, hbp_hot_global, .timeout = 600)
     spmv_context_destroy(ctx);
 }
 
+/* hbp's staged y (hbp_y_stage = 1: a task's rows summed in shared memory, written in order at its end): the
+ * corpus at 4 and 8 steps, odd heights (several row blocks a task), both combines; circuit:200000 in position order
+ * with the ticket (several tasks a thread block: the barriers between them) and a thread block per task; kron:17:16
+ * with the global hot copy; f64 and f32. The stats say every task of the circuit stages its y. */
+Test(SUITE, hbp_y_stage, .timeout = 600)
+{
+    spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
+    for (int p = 0; p < 2; p++) {
+        const spmv_precision_t prec = p ? SPMV_F32 : SPMV_F64;
+        support_case *cases;
+        int n = support_edge_corpus(prec, &cases);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_y_stage = 1;
+            o.hbp_steps = v == 1 ? 8 : 0;
+            o.hbp_block_rows = v == 2 ? 37 : 0;
+            o.hbp_combine = v;
+            for (int i = 0; i < n; i++)
+                cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, cases[i].name, cases[i].A, 1) >= 0,
+                          "%s: y staged, variant %d: %s", cases[i].name, v, spmv_last_error(ctx));
+        }
+        support_cases_free(cases, n);
+        spmv_matrix_t *A = NULL;
+        cr_assert_eq(spmv_matrix_generate(&A, "circuit:200000", prec, 7), SPMV_STATUS_SUCCESS);
+        for (int v = 0; v < 3; v++) {
+            spmv_plan_options_t o;
+            spmv_plan_options_init(&o);
+            o.hbp_y_stage = 1;
+            o.hbp_order = 1;
+            o.hbp_task_blocks = v == 0 ? -1 : 1;
+            o.hbp_block_rows = v == 2 ? 1024 : 0;
+            o.hbp_combine = v == 2 ? 2 : 0;
+            const spmv_plan_info_t pi = support_plan_info(ctx, SPMV_FORMAT_HBP, A, &o);
+            cr_assert(strstr(pi.stats, ";y_staged=") != NULL && strstr(pi.stats, ";y_staged=0;") == NULL,
+                      "circuit:200000: %s", pi.stats);
+            cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "circuit:200000 y staged", A, 0) >= 0, "%s",
+                      spmv_last_error(ctx));
+        }
+        spmv_matrix_destroy(A);
+        cr_assert_eq(spmv_matrix_generate(&A, "kron:17:16", prec, 7), SPMV_STATUS_SUCCESS);
+        spmv_plan_options_t o;
+        spmv_plan_options_init(&o);
+        o.hbp_y_stage = 1;
+        o.hbp_block_cols = 1 << 20;
+        o.hbp_hot_copy = 2;
+        cr_assert(support_check_format(ctx, SPMV_FORMAT_HBP, &o, "kron:17:16 global hot, y staged", A, 0) >= 0,
+                  "%s", spmv_last_error(ctx));
+        spmv_matrix_destroy(A);
+    }
+    spmv_context_destroy(ctx);
+}
+
 /* csr_lb's hot columns (options.lb_hot): the corpus with the 3 most read columns copied (one-warp chunks), f64 and
  * f32, and a power-law graph of 2M entries with the automatic 8192 / 16384 (the stats say so) and 100: the gather
  * kernel before the SpMV kernel, and entries of both kinds in one warp. */

@@ -103,6 +103,17 @@ Test(hbp, corpus_position_order)
         corpus(grouping ? SPMV_F32 : SPMV_F64, &o);
     }
 }
+/* staged y (hbp_y_stage = 1): each task sums its row blocks' rows in "shared memory" and writes them at its end;
+ * the default heights, odd ones (several row blocks a task), both combines, the ticket (several tasks a block) */
+Test(hbp, corpus_y_stage)
+{
+    for (int v = 0; v < 4; v++) {
+        spmv_plan_options_t o = options(v % 2 ? 64 : 32, v < 2 ? 0 : 37, 0, v % 3, 0);
+        o.hbp_y_stage = 1;
+        o.hbp_task_blocks = v == 3 ? -1 : 0;
+        corpus(v % 2 ? SPMV_F32 : SPMV_F64, &o);
+    }
+}
 Test(hbp, shared_w32_f64, .timeout = 600) { shared(32, SPMV_F64); }
 Test(hbp, shared_w64_f64, .timeout = 600) { shared(64, SPMV_F64); }
 Test(hbp, shared_w32_f32, .timeout = 600) { shared(32, SPMV_F32); }
@@ -287,6 +298,13 @@ static void walk_units(layout_check *c)
                   "%s: task %d covers units [%d, %d), expected to start at %d", c->name, t, rec[HBP_T_UNIT_BEGIN],
                   rec[HBP_T_UNIT_END], next_unit);
         cr_assert(rec[HBP_T_STAGE_LEN] <= fd->params[HBP_P_STAGE_COLS], "%s: window longer than stage_cols", c->name);
+        /* staged y: at most the plan's longest range, not beside a staged window, and every row of the range
+         * that one segment writes is written by this task (below: each of its direct outputs is in the range) */
+        const int32_t ylo = rec[HBP_T_Y_LO], ylen = rec[HBP_T_Y_LEN];
+        cr_assert(ylen >= 0 && ylen <= fd->params[HBP_P_Y_ROWS] && (ylen == 0 || rec[HBP_T_STAGE_LEN] == 0) &&
+                      (ylen > 0 || ylo == 0) && ylo >= 0 && (int64_t)ylo + ylen <= c->A->m,
+                  "%s: task %d stages y [%d, +%d) (longest %lld, x window %d)", c->name, t, ylo, ylen,
+                  (long long)fd->params[HBP_P_Y_ROWS], rec[HBP_T_STAGE_LEN]);
         next_unit = rec[HBP_T_UNIT_END];
         for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++) {
             int32_t s0 = unit_slot[u], lanes = unit_slot[u + 1] - s0, p = unit_ptr[u], total = 0;
@@ -314,6 +332,9 @@ static void walk_units(layout_check *c)
                 cr_assert_eq(hbp_slot_len(unit_info, seg_len, u, s0 + l), len[l], "%s: slot %d", c->name, s0 + l);
                 if (outs[l] < lo) lo = outs[l];
                 if (outs[l] > hi) hi = outs[l];
+                if (ylen > 0 && outs[l] >= 0)
+                    cr_assert(outs[l] >= ylo && outs[l] < ylo + ylen, "%s: task %d writes row %d outside its staged y "
+                              "[%d, %d)", c->name, t, outs[l], ylo, ylo + ylen);
                 rows[l] = slot_row(c, outs[l]);
                 total += len[l];
             }
@@ -376,6 +397,10 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     cr_assert(fd->value_map != NULL, "%s", name);
     cr_assert(prm[HBP_P_STAGE_COLS] * (int64_t)vs <= 49152 - 256, "%s: window of %lld values", name,
               (long long)prm[HBP_P_STAGE_COLS]);
+    cr_assert(HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vs) <= 49152 - 256 &&
+                  (prm[HBP_P_Y_ROWS] == 0 || HBP_NHOT(fd) == 0 || HBP_HOT_GLOBAL(fd)),
+              "%s: staged y of %lld rows (%lld hot columns)", name, (long long)prm[HBP_P_Y_ROWS],
+              (long long)HBP_NHOT(fd));
     cr_assert(combine == HBP_COMBINE_PARTIALS || combine == HBP_COMBINE_ATOMICS, "%s", name);
     const int32_t *sched = arr(fd, HBP_A_SCHED);
     cr_assert(sched[0] == 0 && sched[1] == 0, "%s: ticket not zero", name);
@@ -543,6 +568,26 @@ Test(hbp_layout, position_order)
     o = options(0, 37, 61, 1, 1); /* sort2D, several column blocks */
     o.hbp_order = 1;
     layouts(32, SPMV_F32, &o);
+}
+/* staged y (hbp_y_stage = 1): tasks of whole row blocks; odd heights, both combines, sort2D, the global hot
+ * copy; several column blocks take none */
+Test(hbp_layout, y_stage)
+{
+    spmv_plan_options_t o = options(0, 0, 0, 0, 0);
+    o.hbp_y_stage = 1;
+    layouts(32, SPMV_F64, &o);
+    layouts(64, SPMV_F32, &o);
+    o = options(0, 37, 0, 2, 1);
+    o.hbp_y_stage = 1;
+    layouts(32, SPMV_F32, &o);
+    o = options(0, 0, 70000, 1, 0);
+    o.hbp_y_stage = 1;
+    o.hbp_hot_copy = 2;
+    o.hbp_hot = -1;
+    layouts(64, SPMV_F64, &o);
+    o = options(0, 37, 61, 0, 0);
+    o.hbp_y_stage = 1;
+    layouts(32, SPMV_F64, &o);
 }
 Test(hbp_layout, wide_blocks) { spmv_plan_options_t o = options(0, 0, 70000, 0, 0); layouts(32, SPMV_F64, &o); }
 Test(hbp_layout, unit_blocks) { spmv_plan_options_t o = options(0, 1, 1, 0, 0); layouts(32, SPMV_F64, &o); }
@@ -917,7 +962,10 @@ Test(hbp, bad_options)
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
                                  options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
-                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0)};
+                                 options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0), options(0, 0, 0, 0, 0),
+                                 options(0, 0, 0, 0, 0)};
+    bad[20].hbp_y_stage = 2;
+    bad[21].hbp_y_stage = -2;
     bad[18].hbp_hot_copy = 3;
     bad[19].hbp_hot_copy = -1;
     bad[13].hbp_unit_trips = -2;
@@ -940,6 +988,36 @@ Test(hbp, bad_options)
                      "option set %zu accepted", i);
         cr_assert(plan == NULL);
         cr_assert(strstr(spmv_last_error(ctx), "hbp") != NULL, "%s", spmv_last_error(ctx));
+    }
+    spmv_matrix_destroy(A);
+    spmv_context_destroy(ctx);
+}
+
+/* Staged y's plans: every task stages (one column block, forced here: the CPU model cuts this circuit into 4,
+ * block heights whose y range fits: f64 5432 rows), a task holds whole row blocks; of 6000-row blocks only the
+ * short last one stages; off by default, and with several column blocks none stages. */
+Test(hbp, y_stage_plans)
+{
+    spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
+    spmv_matrix_t *A = generate("circuit:200000", SPMV_F64);
+    for (int v = 0; v < 5; v++) {
+        spmv_plan_options_t o = options(0, v == 1 ? 1024 : v == 2 ? 6000 : 0, v == 3 ? 4096 : 1 << 20, 0, 0);
+        o.hbp_y_stage = v == 4 ? 0 : 1;
+        o.hbp_order = 1;
+        const spmv_plan_info_t info = info_of(ctx, A, &o);
+        const double tasks = stat(info.stats, "tasks"), staged = stat(info.stats, "y_staged");
+        const double R = stat(info.stats, "block_rows"), rows = stat(info.stats, "y_rows");
+        if (v == 0 || v == 1) { /* every task whole row blocks, all staged */
+            cr_assert(staged == tasks && tasks > 1 && rows >= R && fmod(rows, R) == 0 && rows <= 5432, "%s",
+                      info.stats);
+        } else if (v == 2) { /* 6000-row blocks do not fit, but the last (200000 - 33 x 6000 rows) does */
+            cr_assert(staged == 1 && rows == 2000, "%s", info.stats);
+        } else if (v == 3) { /* several column blocks */
+            cr_assert(staged == 0 && rows == 0, "%s", info.stats);
+        } else { /* off: no keys (the stats' 512 bytes are full) */
+            cr_assert(strstr(info.stats, "y_staged=") == NULL && strstr(info.stats, "y_rows=") == NULL, "%s",
+                      info.stats);
+        }
     }
     spmv_matrix_destroy(A);
     spmv_context_destroy(ctx);

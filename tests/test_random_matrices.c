@@ -143,7 +143,7 @@ static const option_field hbp_options[] = {
     OPTION(hbp_block_rows), OPTION(hbp_block_cols), OPTION(hbp_combine),    OPTION(hbp_grouping), OPTION(hbp_steps),
     OPTION(hbp_prefetch),   OPTION(hbp_tails),      OPTION(hbp_ctas),       OPTION(hbp_hot),
     OPTION(hbp_unit_trips),
-    OPTION(hbp_order),      OPTION(hbp_task_blocks), OPTION(hbp_hot_copy), {NULL, 0}};
+    OPTION(hbp_order),      OPTION(hbp_task_blocks), OPTION(hbp_hot_copy), OPTION(hbp_y_stage), {NULL, 0}};
 static const option_field amf_options[] = {
     OPTION(amf_fixed_fold), OPTION(amf_lanes),    OPTION(amf_waves),        OPTION(amf_min_blocks),
     OPTION(amf_values),     OPTION(amf_resident), OPTION(amf_uniform),      OPTION(amf_one_step),

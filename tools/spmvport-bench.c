@@ -267,7 +267,7 @@ static int set_plan_option(spmv_plan_options_t *o, char *text, size_t text_len, 
         FIELD(hbp_block_rows), FIELD(hbp_block_cols),
         FIELD(hbp_combine), FIELD(hbp_grouping), FIELD(hbp_steps), FIELD(hbp_prefetch), FIELD(hbp_tails),
         FIELD(hbp_ctas), FIELD(hbp_hot), FIELD(hbp_unit_trips), FIELD(hbp_order), FIELD(hbp_task_blocks), FIELD(amf_fixed_fold), FIELD(amf_lanes), FIELD(amf_waves),
-        FIELD(amf_min_blocks), FIELD(amf_values), FIELD(amf_resident), FIELD(amf_uniform), FIELD(amf_one_step), FIELD(amf_window_cache), FIELD(amf_step_window), FIELD(amf_regular), FIELD(amf_vector), FIELD(lb_hot), FIELD(hbp_hot_copy),
+        FIELD(amf_min_blocks), FIELD(amf_values), FIELD(amf_resident), FIELD(amf_uniform), FIELD(amf_one_step), FIELD(amf_window_cache), FIELD(amf_step_window), FIELD(amf_regular), FIELD(amf_vector), FIELD(lb_hot), FIELD(hbp_hot_copy), FIELD(hbp_y_stage),
         FIELD(teb_blocks), FIELD(ehyb_plan_ordering), FIELD(ehyb_seed), FIELD(ehyb_batch), FIELD(ehyb_parts),
         FIELD(ehyb_halo), FIELD(ehyb_split), FIELD(auto_tune),
 #undef FIELD

@@ -97,6 +97,9 @@ typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
     int task_blocks_want; /* options.hbp_task_blocks */
+    int y_stage;          /* tasks own whole row blocks and stage their y range (options.hbp_y_stage, plan_tasks) */
+    int y_stage_want;     /* options.hbp_y_stage */
+    int32_t y_cap;        /* the longest y range a block's shared memory holds (HBP_Y_STAGE_BYTES) */
     int position_order;   /* warp groups of a block in the order of their rows (options.hbp_order, order_groups) */
     double near;          /* share of the entries near the diagonal (near_share; -1: not counted) */
     int beyond_l2;        /* the CSR arrays exceed the L2 cache (beyond_l2): the block height and the order */
@@ -398,6 +401,11 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
                      "task) or -1 (the resident grid and a ticket)", opt->hbp_task_blocks);
         return SPMV_STATUS_INVALID_ARGUMENT;
     }
+    if (opt->hbp_y_stage < -1 || opt->hbp_y_stage > 1) {
+        spmvport_msg(msg, msglen, "hbp: options.hbp_y_stage = %d; expected 0 (automatic: off), 1 (staged y) or -1 "
+                     "(off)", opt->hbp_y_stage);
+        return SPMV_STATUS_INVALID_ARGUMENT;
+    }
     if (opt->hbp_grouping < 0 || opt->hbp_grouping > 1) {
         spmvport_msg(msg, msglen, "hbp: options.hbp_grouping = %d; expected 0 (hash) or 1 (sort)",
                      opt->hbp_grouping);
@@ -441,8 +449,14 @@ static spmv_status_t check_options(hbp_build *B, const spmv_plan_options_t *opt,
         spmvport_msg(msg, msglen, "hbp: out of memory choosing the block height");
         return SPMV_STATUS_OUT_OF_MEMORY;
     }
-    B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->ncb = (int32_t)(((int64_t)B->A->n + B->C - 1) / B->C);
+    /* staged y: one column block, so a row block's rows are written by its units alone; an automatic height
+     * halved until a block's y range fits the shared memory */
+    B->y_cap = (int32_t)((smem_budget(dev) - HBP_SMEM_RESERVED) / HBP_Y_STAGE_BYTES(1, B->vsize));
+    B->y_stage_want = opt->hbp_y_stage;
+    B->y_stage = opt->hbp_y_stage == 1 && B->ncb == 1;
+    while (B->y_stage && opt->hbp_block_rows == 0 && B->R > B->y_cap && B->R > 1) B->R /= 2;
+    B->nrb = (int32_t)(((int64_t)B->A->m + B->R - 1) / B->R);
     B->unit_trips = choose_unit_trips(B, dev, opt->hbp_unit_trips);
     B->max_seg = capped_max_seg(B->unit_trips, B->steps, B->W);
     return SPMV_STATUS_SUCCESS;
@@ -1351,11 +1365,14 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
  * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries in whole rounds of units
  * over the warps of a thread block. The task's x window is the union of its blocks' column ranges; it is staged
  * in shared memory when it fits and its bytes are at most 16 per entry of the task (else reading x directly
- * through the read-only cache costs less).
+ * through the read-only cache costs less). With staged y (options.hbp_y_stage, one column block) a task is cut
+ * only between row blocks, so it holds every unit of its rows, and its y range (the rows of its row blocks) is
+ * summed in shared memory when it fits; such a task reads x directly.
  * ========================================================================================================= */
 
 typedef struct {
     int32_t ntasks, stage_cols, staged;
+    int32_t y_rows, y_staged; /* the longest staged y range, and the tasks that stage theirs */
 } hbp_task_summary;
 
 /* The task being packed. */
@@ -1363,14 +1380,24 @@ typedef struct {
     int open;
     int32_t cb, first, lo, hi;
     int64_t entries;
+    int32_t y_lo, y_hi; /* rows of its row blocks, [y_lo, y_hi) (B->y_stage) */
 } hbp_open_task;
+
+/* Rows [first, end) of block b's row block */
+static int32_t block_row_end(const hbp_build *B, int32_t b)
+{
+    const int64_t end = ((int64_t)B->blk_rb[b] + 1) * B->R;
+    return end < B->A->m ? (int32_t)end : B->A->m;
+}
 
 static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_t stage_cap, int32_t *task,
                        hbp_task_summary *sum)
 {
     int32_t len = t->hi - t->lo + 1;
-    /* staging reads len values in order; reading x directly costs a cache sector (32 bytes) per missing entry */
-    int staged = len <= stage_cap && (int64_t)len * (int64_t)B->vsize <= 16 * t->entries;
+    const int32_t y_len = B->y_stage && t->y_hi - t->y_lo <= B->y_cap ? t->y_hi - t->y_lo : 0;
+    /* staging reads len values in order; reading x directly costs a cache sector (32 bytes) per missing entry.
+     * A staged y range takes the shared memory instead. */
+    int staged = y_len == 0 && len <= stage_cap && (int64_t)len * (int64_t)B->vsize <= 16 * t->entries;
     if (task != NULL) {
         int32_t *rec = task + (size_t)sum->ntasks * HBP_TASK_INTS;
         rec[HBP_T_UNIT_BEGIN] = t->first;
@@ -1378,8 +1405,12 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
         rec[HBP_T_XBASE] = t->cb * B->C;
         rec[HBP_T_STAGE_LO] = t->lo;
         rec[HBP_T_STAGE_LEN] = staged ? len : 0;
+        rec[HBP_T_Y_LO] = y_len > 0 ? t->y_lo : 0;
+        rec[HBP_T_Y_LEN] = y_len;
     }
     if (staged && len > sum->stage_cols) sum->stage_cols = len;
+    if (y_len > sum->y_rows) sum->y_rows = y_len;
+    sum->y_staged += y_len > 0;
     sum->staged += staged;
     sum->ntasks++;
     t->open = 0;
@@ -1422,22 +1453,35 @@ static int task_blocks(const hbp_build *B, int32_t grid)
     return B->ntasks > grid && (B->nhot == 0 || B->hot_global) && B->task_blocks_want >= 0;
 }
 
+/* Shared memory a thread block of the plan needs: its longest x window or staged y range */
+static size_t task_smem(const hbp_build *B, hbp_task_summary ts)
+{
+    const size_t x = (size_t)ts.stage_cols * B->vsize, y = HBP_Y_STAGE_BYTES(ts.y_rows, B->vsize);
+    return x > y ? x : y;
+}
+
 /* Count the tasks (task == NULL) or write them. */
 static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t stage_cap, int32_t *task)
 {
     const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR];
-    hbp_task_summary sum = {0, 0, 0};
-    hbp_open_task t = {0, -1, 0, 0, 0, 0};
+    hbp_task_summary sum = {0, 0, 0, 0, 0};
+    hbp_open_task t = {0, -1, 0, 0, 0, 0, 0, 0};
     for (int32_t b = 0; b < B->NB; b++)
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
             /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
-             * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show) */
+             * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show).
+             * With staged y a task takes whole row blocks, as many as its y range holds */
             const int64_t target = sum.ntasks < z.nfixed ? z.fixed : z.ticket;
             int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
+            if (B->y_stage)
+                full = u == B->blk_unit[b] &&
+                       (t.entries >= target || block_row_end(B, b) - t.y_lo > B->y_cap);
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) {
-                t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0};
+                t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0,
+                                    B->blk_rb[b] * B->R, block_row_end(B, b)};
             }
+            t.y_hi = block_row_end(B, b);
             if (B->blk_lo[b] < t.lo) t.lo = B->blk_lo[b];
             if (B->blk_hi[b] > t.hi) t.hi = B->blk_hi[b];
             t.entries += unit_ptr[u + 1] - unit_ptr[u];
@@ -1804,7 +1848,7 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     int32_t grid =
         planned_grid(dev, (size_t)(B->C < stage_cap ? B->C : stage_cap) * B->vsize, B->ctas);
     hbp_task_summary ts = plan_tasks(B, task_sizes(B, grid), stage_cap, NULL);
-    int32_t staged_grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
+    int32_t staged_grid = planned_grid(dev, task_smem(B, ts), B->ctas);
     if (staged_grid != grid) {
         grid = staged_grid;
         ts = plan_tasks(B, task_sizes(B, grid), stage_cap, NULL);
@@ -1816,10 +1860,12 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     plan_tasks(B, sizes, stage_cap, B->out[HBP_A_TASK]);
     B->ntasks = ts.ntasks;
     /* the same, unless the re-plan staged more */
-    grid = planned_grid(dev, (size_t)ts.stage_cols * B->vsize, B->ctas);
+    grid = planned_grid(dev, task_smem(B, ts), B->ctas);
     if (!narrow_task_columns(B)) return oom(msg, msglen, "16-bit columns", A);
     B->nhot = 0;
-    if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0) {
+    /* a shared hot copy would take the staged y's shared memory: with staged y only the global one */
+    if (B->hot_want != -2 && B->col_bytes == 4 && B->ncb == 1 && ts.stage_cols == 0 && B->ntasks > 0 &&
+        (ts.y_rows == 0 || B->hot_global)) {
         const int32_t cap = B->hot_want > 0 && B->hot_want < stage_cap ? B->hot_want : stage_cap;
         int ok;
         if (B->hot_pre_done) {
@@ -1883,20 +1929,25 @@ static spmv_status_t build(hbp_build *B, spmvport_format_data *fd, const spmv_de
     p[HBP_P_FIXED] = grid > 0 ? (sizes.nfixed < B->ntasks ? sizes.nfixed : B->ntasks) / grid : 0;
     fd->deterministic = B->combine == HBP_COMBINE_PARTIALS || B->nparts == 0;
     p[HBP_P_TASK_BLOCKS] = task_blocks(B, grid);
+    p[HBP_P_Y_ROWS] = ts.y_rows;
 
     size_t bytes = 0;
     for (int a = 0; a < HBP_NARRAYS; a++) bytes += hbp_host_only(a) ? 0 : B->out_bytes[a]; /* device bytes */
+    /* staged y's keys only where it was asked for: the stats' 512 bytes are full, and these would push the last
+     * pairs out of every plan's */
+    char ystats[64] = "";
+    if (B->y_stage_want == 1) spmvport_msg(ystats, sizeof ystats, "y_staged=%d;y_rows=%d;", ts.y_staged, ts.y_rows);
     const hbp_hash *h = &B->h;
     spmvport_msg(fd->stats, sizeof fd->stats,
                  "grouping=%s;block_rows=%d;block_cols=%d;row_blocks=%d;col_blocks=%d;blocks=%d;segments=%d;"
                  "units=%d;long_segments=%d;tasks=%d;fixed_tasks=%d;staged_tasks=%d;grid=%d;task_blocks=%d;"
-                 "stage_cols=%d;"
+                 "stage_cols=%d;%s"
                  "combine=%s;fix_rows=%d;multi_segments=%d;col_bytes=%d;a=%d;b=%d;c=%d;d=%d;t_long=%d;"
                  "std_before=%.4g;std_after=%.4g;count_ms=%.3f;hash_ms=%.3f;sort_ms=%.3f;bytes_per_nnz=%.2f;steps=%d;prefetch=%d;"
                  "tails=%d;trips=%lld;ctas=%d;hot=%d;hot_copy=%s;unit_trips=%d;max_seg=%d;order=%s;near=%.3f;wide_slots=%d;"
                  "uniform_groups=%d",
                  B->grouping ? "sort" : "hash", B->R, B->C, B->nrb, B->ncb, B->NB, B->S, B->nunits, B->nlong,
-                 B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, (int)p[HBP_P_TASK_BLOCKS], ts.stage_cols,
+                 B->ntasks, (int)(p[HBP_P_FIXED] * grid), ts.staged, grid, (int)p[HBP_P_TASK_BLOCKS], ts.stage_cols, ystats,
                  B->combine == HBP_COMBINE_PARTIALS ? "partials" : "atomics", B->nfix, B->nparts, B->col_bytes,
                  h->a, h->b, h->c,
                  h->d, h->t_long, std_before, std_after, count_ms, hash_ms, sort_ms,

@@ -106,7 +106,9 @@ enum {
     HBP_T_XBASE = 2,      /* first column of the task's column block */
     HBP_T_STAGE_LO = 3,   /* shared-memory window: local columns [lo, lo + len) */
     HBP_T_STAGE_LEN = 4,  /* 0: not staged, x is read from global memory */
-    HBP_TASK_INTS = 5
+    HBP_T_Y_LO = 5,       /* staged y (options.hbp_y_stage): rows [y_lo, y_lo + y_len) summed in shared memory ... */
+    HBP_T_Y_LEN = 6,      /* ... and written in order at the task's end; 0: not staged, each row stored directly */
+    HBP_TASK_INTS = 7
 };
 
 /* ===========================================================================================================
@@ -138,10 +140,12 @@ enum {
                               write them before their tasks, so they need no pass of their own */
     HBP_P_FIXED = 18,      /* fixed tasks per thread block when there are more tasks than blocks: block c runs
                               tasks [c * fixed, (c + 1) * fixed), the rest are taken with the ticket */
-    HBP_P_TASK_BLOCKS = 19 /* 1: a thread block per task (the launch's grid is the task count, block c runs task
+    HBP_P_TASK_BLOCKS = 19, /* 1: a thread block per task (the launch's grid is the task count, block c runs task
                               c; the hardware hands out the blocks past the resident ones, no ticket); 0: the
                               grid is HBP_P_GRID (at most the tasks) and the tasks past it are ticketed.
                               options.hbp_task_blocks */
+    HBP_P_Y_ROWS = 20      /* longest staged y range (HBP_T_Y_LEN; 0: none): dynamic shared memory of
+                              HBP_Y_STAGE_BYTES(y_rows, sizeof(T)) */
 };
 
 /* The SpMV kernel's grid (prm: fd->params): a block per task, or the planned resident grid, at most the tasks */
@@ -172,6 +176,8 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 {
     return ctas == HBP_CTAS_OPTION(steps, 0) || ctas == HBP_CTAS_OPTION(steps, 1) || ctas == HBP_CTAS_OPTION(steps, 2);
 }
+/* A staged y range of `rows` rows in shared memory: the sums (T), then a byte a row saying it was written */
+#define HBP_Y_STAGE_BYTES(rows, value_bytes) ((size_t)(rows) * ((size_t)(value_bytes) + 1))
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_NARROW_ROWS 65535 /* largest row offset of a narrow unit's 16-bit outputs (HBP_U_OUT) */

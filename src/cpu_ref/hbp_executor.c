@@ -8,7 +8,10 @@
  *                  then takes tasks q*grid + ticket++ until they run out; the block that finishes last (done
  *                  counter) resets the ticket and the counter (HBP_A_SCHED), so every call starts from zero;
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
- *                  reads NaN here, so a wrong window fails the tests), then one warp per unit;
+ *                  reads NaN here, so a wrong window fails the tests), then one warp per unit; with staged y
+ *                  (HBP_T_Y_LEN > 0) a row's only segment goes to the task's copy of rows [y_lo, y_lo + y_len)
+ *                  (a row outside it is written NaN in y, so a wrong range fails the tests), and at the task's end
+ *                  the rows written there are stored in order;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
  *                  with the global copy (HBP_HOT_GLOBAL) x at hot[i] is first copied into HBP_A_HOT_X[i] (the
  *                  GPU's gather kernel) and a column c < 0 reads HBP_A_HOT_X at -1 - c;
@@ -90,6 +93,10 @@ typedef struct {
     const void *hot_x;
 } hbp_window;
 
+/* A task's staged y (the kernel's shared memory): the sums of rows [lo, lo + len) and whether a unit wrote them.
+ * Sized for the longest range the builder stages (48 KiB less the kernel's static part, f32: 5 bytes a row). */
+#define HBP_Y_STAGE_MAX ((48 * 1024 - 256) / 5)
+
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
     static inline REAL x_at_##SUFFIX(const REAL *x, hbp_window w, int32_t local)                                \
@@ -135,10 +142,22 @@ typedef struct {
         combine_row_##SUFFIX(v, y, partial, f, alpha, beta);                                                   \
     }                                                                                                          \
                                                                                                                \
-    static inline void store_##SUFFIX(const hbp_view *v, REAL *y, REAL *partial, int32_t out, REAL alpha,       \
-                                      REAL beta, REAL sum)                                                      \
+    typedef struct {                                                                                           \
+        int32_t lo, len; /* len 0: not staged */                                                              \
+        REAL sum[HBP_Y_STAGE_MAX];                                                                             \
+        unsigned char written[HBP_Y_STAGE_MAX];                                                                \
+    } ystage_##SUFFIX;                                                                                         \
+                                                                                                               \
+    static inline void store_##SUFFIX(const hbp_view *v, ystage_##SUFFIX *ys, REAL *y, REAL *partial,           \
+                                      int32_t out, REAL alpha, REAL beta, REAL sum)                             \
     {                                                                                                          \
-        if (out >= 0) {                                                                                        \
+        if (out >= 0 && ys->len > 0) { /* a row outside the range would be outside the kernel's shared array */ \
+            if ((uint32_t)(out - ys->lo) >= (uint32_t)ys->len) y[out] = (REAL)NAN;                             \
+            else {                                                                                             \
+                ys->sum[out - ys->lo] = sum;                                                                   \
+                ys->written[out - ys->lo] = 1;                                                                 \
+            }                                                                                                  \
+        } else if (out >= 0) {                                                                                 \
             write_row_##SUFFIX(y, out, alpha, sum, beta);                                                      \
         } else if (v->counted) {                                                                               \
             store_partial_##SUFFIX(v, y, partial, -1 - out, alpha, beta, sum);                                 \
@@ -152,7 +171,7 @@ typedef struct {
     }                                                                                                          \
                                                                                                                \
     static void unit_##SUFFIX(const hbp_view *v, const REAL *val, int32_t u, const REAL *x, hbp_window w,       \
-                              REAL *y, REAL *partial, REAL alpha, REAL beta)                                    \
+                              ystage_##SUFFIX *ys, REAL *y, REAL *partial, REAL alpha, REAL beta)               \
     {                                                                                                          \
         const int32_t *head = v->unit_info + (int64_t)u * HBP_UNIT_INFO_INTS; /* the kernel's one load */      \
         const int32_t s0 = head[HBP_U_SLOT], lanes = HBP_SHAPE_LANES(head[HBP_U_SHAPE]), p0 = head[HBP_U_PTR];   \
@@ -165,8 +184,8 @@ typedef struct {
             }                                                                                                  \
             for (int off = v->W / 2; off > 0; off /= 2)                                                        \
                 for (int l = 0; l < off; l++) sum[l] += sum[l + off];                                          \
-            store_##SUFFIX(v, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0), alpha, \
-                           beta, sum[0]);                                                                      \
+            store_##SUFFIX(v, ys, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0),    \
+                           alpha, beta, sum[0]);                                                               \
             return;                                                                                            \
         }                                                                                                      \
         int32_t len[64];                                                                                       \
@@ -186,8 +205,9 @@ typedef struct {
             p += active;                                                                                       \
         }                                                                                                      \
         for (int32_t l = 0; l < lanes; l++)                                                                    \
-            store_##SUFFIX(v, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0 + l),  \
-                           alpha, beta, sum[l]);                                                               \
+            store_##SUFFIX(v, ys, y, partial,                                                                  \
+                           hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0 + l), alpha, beta,  \
+                           sum[l]);                                                                            \
     }                                                                                                          \
                                                                                                                \
     static void task_##SUFFIX(const hbp_view *v, const REAL *val, int32_t t, const REAL *x, REAL *y,            \
@@ -196,10 +216,16 @@ typedef struct {
         const int32_t *rec = v->task + (size_t)t * HBP_TASK_INTS;                                              \
         hbp_window w = {rec[HBP_T_XBASE], rec[HBP_T_STAGE_LO], rec[HBP_T_STAGE_LEN], v->nhot, v->hot,           \
                         v->hot_x};                                                                             \
+        ystage_##SUFFIX ys; /* the staged y range (88 KiB at most, f64: on the thread's stack) */               \
+        ys.lo = rec[HBP_T_Y_LO];                                                                               \
+        ys.len = rec[HBP_T_Y_LEN] > 0 && rec[HBP_T_Y_LEN] <= HBP_Y_STAGE_MAX ? rec[HBP_T_Y_LEN] : 0;          \
+        for (int32_t i = 0; i < ys.len; i++) ys.written[i] = 0;                                                \
         /* the kernel's warps take units begin + warp, + warps, ...: every unit writes its own outputs, so the \
          * order does not change the result */                                                                 \
         for (int32_t u = rec[HBP_T_UNIT_BEGIN]; u < rec[HBP_T_UNIT_END]; u++)                                  \
-            unit_##SUFFIX(v, val, u, x, w, y, partial, alpha, beta);                                           \
+            unit_##SUFFIX(v, val, u, x, w, &ys, y, partial, alpha, beta);                                      \
+        for (int32_t i = 0; i < ys.len; i++)                                                                   \
+            if (ys.written[i]) write_row_##SUFFIX(y, ys.lo + i, alpha, ys.sum[i], beta);                       \
     }                                                                                                          \
                                                                                                                \
     static void block_##SUFFIX(const hbp_view *v, const REAL *val, int32_t c, const REAL *x, REAL *y,           \

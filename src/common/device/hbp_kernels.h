@@ -23,6 +23,9 @@
  *                      them into shared memory, and a column c < 0 reads that copy at -1 - c; with the global
  *                      copy (HBP_A_HOT_X not empty) hot_gather_kernel has written it before, once per call,
  *                      and a column c < 0 reads HBP_A_HOT_X at -1 - c.
+ *                      With staged y (the task's HBP_T_Y_LEN > 0, options.hbp_y_stage) a row's only segment
+ *                      puts its sum into shared memory instead, and after a barrier the block writes the task's
+ *                      rows in order (hbp_run_task_y).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). With few partials
  *                      (hbp_counted_combine) the writer of a fix row's last partial sums the row into y
@@ -120,6 +123,28 @@ PORT_DEVICE void hbp_store(const hbp_args<T> &a, int out, T sum)
     else if (a.part_fix != nullptr) hbp_store_partial(a, -1 - out, sum); /* counted combine 1 */
     else if (a.combine == HBP_COMBINE_PARTIALS) a.partial[-1 - out] = sum;
     else port_atomic_add(a.y + (-1 - out), a.alpha * sum);
+}
+
+/* A task's staged y range (HBP_T_Y_LO, HBP_T_Y_LEN) in shared memory: the sums of rows [lo, lo + len) and a
+ * byte a row saying a unit wrote it (rows with no segment or several keep their own paths: empty rows, partials,
+ * atomics) */
+template <typename T>
+struct hbp_ystage {
+    T *sum;
+    unsigned char *written;
+    int lo;
+};
+
+/* A unit's output: with staged y (YS) a row's only segment goes to shared memory, the rest as hbp_store */
+template <bool YS, typename T>
+PORT_DEVICE void hbp_put(const hbp_args<T> &a, hbp_ystage<T> ys, int out, T sum)
+{
+    if (YS && out >= 0) {
+        ys.sum[out - ys.lo] = sum;
+        ys.written[out - ys.lo] = 1;
+        return;
+    }
+    hbp_store(a, out, sum);
 }
 
 /* The empty rows, a strided share per thread block, as the pass of the combine mode writes them: combine 1 sums
@@ -287,8 +312,9 @@ PORT_DEVICE void hbp_prefetch(const hbp_args<T> &a, int from, int trips, int lan
  * are loaded two units ahead and seg_len/output_hash one unit ahead, so no unit starts with a chain of dependent
  * loads. No barrier: a warp goes on to the next task's units
  * (or the ticket) as soon as its own are done. */
-template <int W, int S, typename T, typename Col, int Mode>
-PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Mode> xs)
+template <int W, int S, typename T, typename Col, int Mode, bool YS = false>
+PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xview<T, Mode> xs,
+                                hbp_ystage<T> ys = hbp_ystage<T>{nullptr, nullptr, 0})
 {
     constexpr int warps = hbp_cta / W;
     const int warp = (int)(port_thread_idx() / W), lane = port_lane<W>();
@@ -355,9 +381,9 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (!more) { /* the unit of this trip is done */
             if (cur_lanes == 1) { /* a long unit: shuffle-down tree */
                 for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-                if (lane == 0) hbp_store(a, cur_out, sum);
+                if (lane == 0) hbp_put<YS>(a, ys, cur_out, sum);
             } else if (lane < cur_lanes) {
-                hbp_store(a, cur_out, sum);
+                hbp_put<YS>(a, ys, cur_out, sum);
             }
             sum = T(0);
             if (u >= end) break;
@@ -365,15 +391,46 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
     }
 }
 
+/* A task with staged y (one column block: x global, or the global hot copy): the written bytes cleared between
+ * two barriers (the first: the previous task's writes of y have read them), the units' rows summed into shared
+ * memory, then after a barrier the block writes the range's written rows in order, y read (beta != 0) and written
+ * a sector at a time where the units' stores would touch a row here and a row there. */
+template <int W, int S, typename T, typename Col>
+PORT_DEVICE void hbp_run_task_y(const hbp_args<T> &a, int begin, int end, int xbase, int ylo, int ylen, T *window)
+{
+    const hbp_ystage<T> ys{window, reinterpret_cast<unsigned char *>(window + ylen), ylo};
+    port_block_sync();
+    for (int i = (int)port_thread_idx(); i < ylen; i += hbp_cta) ys.written[i] = 0;
+    port_block_sync();
+    bool done = false;
+    if constexpr (Col(-1) < Col(0)) { /* the global hot copy: signed (int) columns only */
+        if (a.nhot > 0) {
+            hbp_task_units<W, S, T, Col, HBP_X_HOT_GLOBAL, true>(
+                a, begin, end, hbp_xview<T, HBP_X_HOT_GLOBAL>{a.x, a.hot_x, xbase}, ys);
+            done = true;
+        }
+    }
+    if (!done)
+        hbp_task_units<W, S, T, Col, HBP_X_GLOBAL, true>(a, begin, end,
+                                                         hbp_xview<T, HBP_X_GLOBAL>{a.x + xbase, window, 0}, ys);
+    port_block_sync();
+    for (int i = (int)port_thread_idx(); i < ylen; i += hbp_cta)
+        if (ys.written[i]) hbp_write_row(a.y, ylo + i, a.alpha, ys.sum[i], a.beta);
+}
+
 /* One task. A staged task copies its x window into shared memory between two barriers (the first: every warp
- * is done with the previous window); an unstaged one has no barrier at all. */
+ * is done with the previous window); a task with staged y has three (hbp_run_task_y); others none at all. */
 template <int W, int S, typename T, typename Col>
 PORT_DEVICE void hbp_run_task(const hbp_args<T> &a, int t, T *window)
 {
     const int *rec = a.task + (long long)t * HBP_TASK_INTS;
     const int begin = port_ldg(rec + HBP_T_UNIT_BEGIN), end = port_ldg(rec + HBP_T_UNIT_END);
     const int xbase = port_ldg(rec + HBP_T_XBASE), lo = port_ldg(rec + HBP_T_STAGE_LO);
-    const int len = port_ldg(rec + HBP_T_STAGE_LEN);
+    const int len = port_ldg(rec + HBP_T_STAGE_LEN), ylen = port_ldg(rec + HBP_T_Y_LEN);
+    if (ylen > 0) { /* the same for the whole block, as len */
+        hbp_run_task_y<W, S, T, Col>(a, begin, end, xbase, port_ldg(rec + HBP_T_Y_LO), ylen, window);
+        return;
+    }
     if (len > 0) { /* the same for the whole block: t is */
         port_block_sync();
         for (int i = (int)port_thread_idx(); i < len; i += hbp_cta) window[i] = port_ldg(a.x + xbase + lo + i);
@@ -489,6 +546,9 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t vsize = fd->precision == SPMV_F32 ? 4 : 8;
     if (fd->arrays[HBP_A_HOT_X].bytes != 0 && fd->arrays[HBP_A_HOT_X].bytes != (size_t)(HBP_NHOT(fd) * vsize))
         return "hbp: global hot copy inconsistent with the hot columns";
+    if (prm[HBP_P_Y_ROWS] < 0 || HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vsize) > 48 * 1024 - 256 ||
+        (prm[HBP_P_Y_ROWS] > 0 && HBP_NHOT(fd) > 0 && !HBP_HOT_GLOBAL(fd)))
+        return "hbp: staged y range larger than the shared memory of a block, or beside a shared hot copy";
     if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
                              (!HBP_HOT_GLOBAL(fd) && HBP_NHOT(fd) * vsize > 48 * 1024 - 256)))
         return "hbp: hot columns inconsistent with the layout";
@@ -568,8 +628,10 @@ void launch_hbp(const Plan *p, double alpha_d, const void *xv, double beta_d, vo
         a.prefetch = (int)prm[HBP_P_PREFETCH];
         a.nnz = fd->nnz;
         const int grid = (int)hbp_launch_grid(prm);
-        /* the staged window or the shared hot copy (one of them is 0) */
-        const size_t smem = (size_t)(prm[HBP_P_STAGE_COLS] + (a.hot_x ? 0 : HBP_NHOT(fd))) * sizeof(T);
+        /* the staged window or the shared hot copy (one of them is 0), or the staged y ranges */
+        const size_t smem_x = (size_t)(prm[HBP_P_STAGE_COLS] + (a.hot_x ? 0 : HBP_NHOT(fd))) * sizeof(T);
+        const size_t smem_y = HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], sizeof(T));
+        const size_t smem = smem_x > smem_y ? smem_x : smem_y;
         if (a.hot_x) /* the global hot copy, before the kernel that reads it */
             PORT_LAUNCH((unsigned)(((long long)a.nhot + csr_block - 1) / csr_block), csr_block, 0, s,
                         hot_gather_kernel<T>)(a.nhot, a.hot, a.x, (T *)d[HBP_A_HOT_X]);
