@@ -600,6 +600,7 @@ Test(SUITE, hbp_y_stage, .timeout = 600)
             spmv_plan_options_init(&o);
             o.hbp_y_stage = 1;
             o.hbp_order = 1;
+            o.hbp_block_cols = 1 << 20; /* one column block (the density rule cuts this circuit into 4) */
             o.hbp_task_blocks = v == 0 ? -1 : 1;
             o.hbp_block_rows = v == 2 ? 1024 : 0;
             o.hbp_combine = v == 2 ? 2 : 0;

@@ -1365,9 +1365,11 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
  * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries in whole rounds of units
  * over the warps of a thread block. The task's x window is the union of its blocks' column ranges; it is staged
  * in shared memory when it fits and its bytes are at most 16 per entry of the task (else reading x directly
- * through the read-only cache costs less). With staged y (options.hbp_y_stage, one column block) a task is cut
- * only between row blocks, so it holds every unit of its rows, and its y range (the rows of its row blocks) is
- * summed in shared memory when it fits; such a task reads x directly.
+ * through the read-only cache costs less). With staged y (options.hbp_y_stage, one column block) a block's warp
+ * groups are never cut apart: a task holds all of them or none, and its y range (the rows of the blocks whose
+ * groups it holds) is summed in shared memory when it fits; such a task reads x directly. The long units after a
+ * block's groups store their rows themselves (one lane a unit), so tasks are cut among them as before: a block of
+ * a few dense rows is not one task.
  * ========================================================================================================= */
 
 typedef struct {
@@ -1380,8 +1382,17 @@ typedef struct {
     int open;
     int32_t cb, first, lo, hi;
     int64_t entries;
-    int32_t y_lo, y_hi; /* rows of its row blocks, [y_lo, y_hi) (B->y_stage) */
+    int32_t y_lo, y_hi; /* rows of the blocks whose groups it holds, [y_lo, y_hi); y_lo < 0: none (B->y_stage) */
 } hbp_open_task;
+
+/* With staged y: the first of the long units (1 slot) that end block b, after its warp groups */
+static int32_t block_tail(const hbp_build *B, int32_t b)
+{
+    const int32_t *us = B->out[HBP_A_UNIT_SLOT];
+    int32_t u = B->blk_unit[b + 1];
+    while (u > B->blk_unit[b] && us[u] - us[u - 1] == 1) u--;
+    return u;
+}
 
 /* Rows [first, end) of block b's row block */
 static int32_t block_row_end(const hbp_build *B, int32_t b)
@@ -1394,7 +1405,7 @@ static void close_task(const hbp_build *B, hbp_open_task *t, int32_t end, int32_
                        hbp_task_summary *sum)
 {
     int32_t len = t->hi - t->lo + 1;
-    const int32_t y_len = B->y_stage && t->y_hi - t->y_lo <= B->y_cap ? t->y_hi - t->y_lo : 0;
+    const int32_t y_len = B->y_stage && t->y_lo >= 0 && t->y_hi - t->y_lo <= B->y_cap ? t->y_hi - t->y_lo : 0;
     /* staging reads len values in order; reading x directly costs a cache sector (32 bytes) per missing entry.
      * A staged y range takes the shared memory instead. */
     int staged = y_len == 0 && len <= stage_cap && (int64_t)len * (int64_t)B->vsize <= 16 * t->entries;
@@ -1465,27 +1476,31 @@ static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t
 {
     const int32_t *unit_ptr = B->out[HBP_A_UNIT_PTR];
     hbp_task_summary sum = {0, 0, 0, 0, 0};
-    hbp_open_task t = {0, -1, 0, 0, 0, 0, 0, 0};
-    for (int32_t b = 0; b < B->NB; b++)
+    hbp_open_task t = {0, -1, 0, 0, 0, 0, -1, -1};
+    for (int32_t b = 0; b < B->NB; b++) {
+        const int32_t tail = B->y_stage ? block_tail(B, b) : 0;
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
             /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
              * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show).
-             * With staged y a task takes whole row blocks, as many as its y range holds */
+             * With staged y a block's groups stay together: a cut before them, when the task is full or its y
+             * range would pass what shared memory holds, or among the long units after them */
             const int64_t target = sum.ntasks < z.nfixed ? z.fixed : z.ticket;
             int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
-            if (B->y_stage)
-                full = u == B->blk_unit[b] &&
-                       (t.entries >= target || block_row_end(B, b) - t.y_lo > B->y_cap);
+            if (B->y_stage && u == B->blk_unit[b])
+                full = t.entries >= target || (u < tail && t.y_lo >= 0 && block_row_end(B, b) - t.y_lo > B->y_cap);
+            else if (B->y_stage && u < tail)
+                full = 0;
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
-            if (!t.open) {
-                t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0,
-                                    B->blk_rb[b] * B->R, block_row_end(B, b)};
+            if (!t.open) t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0, -1, -1};
+            if (u < tail) { /* a group of block b: its rows join the task's y range */
+                if (t.y_lo < 0) t.y_lo = B->blk_rb[b] * B->R;
+                t.y_hi = block_row_end(B, b);
             }
-            t.y_hi = block_row_end(B, b);
             if (B->blk_lo[b] < t.lo) t.lo = B->blk_lo[b];
             if (B->blk_hi[b] > t.hi) t.hi = B->blk_hi[b];
             t.entries += unit_ptr[u + 1] - unit_ptr[u];
         }
+    }
     if (t.open) close_task(B, &t, B->nunits, stage_cap, task, &sum);
     return sum;
 }

@@ -9,7 +9,8 @@
  *                  counter) resets the ticket and the counter (HBP_A_SCHED), so every call starts from zero;
  *   a task         its x window [lo, lo+len) of the column block in "shared memory" (a column outside the window
  *                  reads NaN here, so a wrong window fails the tests), then one warp per unit; with staged y
- *                  (HBP_T_Y_LEN > 0) a row's only segment goes to the task's copy of rows [y_lo, y_lo + y_len)
+ *                  (HBP_T_Y_LEN > 0) a warp group's row with one segment goes to the task's copy of rows
+ *                  [y_lo, y_lo + y_len)
  *                  (a row outside it is written NaN in y, so a wrong range fails the tests), and at the task's end
  *                  the rows written there are stored in order;
  *   hot columns    (HBP_NHOT > 0) a column c < 0 reads the block's copy of x at hot[-1 - c] (NaN past nhot);
@@ -151,7 +152,7 @@ typedef struct {
     static inline void store_##SUFFIX(const hbp_view *v, ystage_##SUFFIX *ys, REAL *y, REAL *partial,           \
                                       int32_t out, REAL alpha, REAL beta, REAL sum)                             \
     {                                                                                                          \
-        if (out >= 0 && ys->len > 0) { /* a row outside the range would be outside the kernel's shared array */ \
+        if (out >= 0 && ys != NULL && ys->len > 0) { /* a row outside the range: outside the kernel's array */ \
             if ((uint32_t)(out - ys->lo) >= (uint32_t)ys->len) y[out] = (REAL)NAN;                             \
             else {                                                                                             \
                 ys->sum[out - ys->lo] = sum;                                                                   \
@@ -184,8 +185,8 @@ typedef struct {
             }                                                                                                  \
             for (int off = v->W / 2; off > 0; off /= 2)                                                        \
                 for (int l = 0; l < off; l++) sum[l] += sum[l + off];                                          \
-            store_##SUFFIX(v, ys, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0),    \
-                           alpha, beta, sum[0]);                                                               \
+            store_##SUFFIX(v, NULL, y, partial, hbp_slot_output(v->unit_info, v->seg_out, v->wide_out, u, s0, s0),  \
+                           alpha, beta, sum[0]); /* long units are never staged */                             \
             return;                                                                                            \
         }                                                                                                      \
         int32_t len[64];                                                                                       \

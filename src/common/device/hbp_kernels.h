@@ -23,9 +23,9 @@
  *                      them into shared memory, and a column c < 0 reads that copy at -1 - c; with the global
  *                      copy (HBP_A_HOT_X not empty) hot_gather_kernel has written it before, once per call,
  *                      and a column c < 0 reads HBP_A_HOT_X at -1 - c.
- *                      With staged y (the task's HBP_T_Y_LEN > 0, options.hbp_y_stage) a row's only segment
- *                      puts its sum into shared memory instead, and after a barrier the block writes the task's
- *                      rows in order (hbp_run_task_y).
+ *                      With staged y (the task's HBP_T_Y_LEN > 0, options.hbp_y_stage) a warp group's row
+ *                      with one segment puts its sum into shared memory instead, and after a barrier the block
+ *                      writes the task's rows in order (hbp_run_task_y).
  *                      Outputs: the row's only segment stores alpha*sum + beta*y; other segments write their
  *                      partial (combine 1) or atomically add alpha*sum (combine 2). With few partials
  *                      (hbp_counted_combine) the writer of a fix row's last partial sums the row into y
@@ -135,7 +135,8 @@ struct hbp_ystage {
     int lo;
 };
 
-/* A unit's output: with staged y (YS) a row's only segment goes to shared memory, the rest as hbp_store */
+/* A warp group's output: with staged y (YS) a row's only segment goes to shared memory, the rest as hbp_store.
+ * Long units store their rows themselves (one lane each), so the builder can cut tasks among them. */
 template <bool YS, typename T>
 PORT_DEVICE void hbp_put(const hbp_args<T> &a, hbp_ystage<T> ys, int out, T sum)
 {
@@ -381,7 +382,7 @@ PORT_DEVICE void hbp_task_units(const hbp_args<T> &a, int begin, int end, hbp_xv
         if (!more) { /* the unit of this trip is done */
             if (cur_lanes == 1) { /* a long unit: shuffle-down tree */
                 for (int off = W >> 1; off > 0; off >>= 1) sum += port_shfl_down<W>(sum, off);
-                if (lane == 0) hbp_put<YS>(a, ys, cur_out, sum);
+                if (lane == 0) hbp_store(a, cur_out, sum); /* one store a unit: never staged */
             } else if (lane < cur_lanes) {
                 hbp_put<YS>(a, ys, cur_out, sum);
             }
