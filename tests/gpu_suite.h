@@ -573,7 +573,8 @@ Test(SUITE, hbp_hot_global, .timeout = 600)
 /* hbp's staged y (hbp_y_stage = 1: a task's rows summed in shared memory, written in order at its end): the
  * corpus at 4 and 8 steps, odd heights (several row blocks a task), both combines; circuit:200000 in position order
  * with the ticket (several tasks a thread block: the barriers between them) and a thread block per task; kron:17:16
- * with the global hot copy; f64 and f32. The stats say every task of the circuit stages its y. */
+ * with the global hot copy; f64 and f32. The stats say the circuit's tasks stage their y (those of long units only
+ * stage none). */
 Test(SUITE, hbp_y_stage, .timeout = 600)
 {
     spmv_context_t *ctx = support_context_or_skip(GPU_BACKEND);
