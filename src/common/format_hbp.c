@@ -97,7 +97,8 @@ typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
     int task_blocks_want; /* options.hbp_task_blocks */
-    int y_stage;          /* tasks own whole row blocks and stage their y range (options.hbp_y_stage, plan_tasks) */
+    int y_stage;          /* a block's groups stay in one task, which stages their rows (options.hbp_y_stage,
+                           * plan_tasks) */
     int y_stage_want;     /* options.hbp_y_stage */
     int32_t y_cap;        /* the longest y range a block's shared memory holds (HBP_Y_STAGE_BYTES) */
     int position_order;   /* warp groups of a block in the order of their rows (options.hbp_order, order_groups) */
@@ -1394,7 +1395,7 @@ static int32_t block_tail(const hbp_build *B, int32_t b)
     return u;
 }
 
-/* Rows [first, end) of block b's row block */
+/* The end of block b's row block: its rows are [blk_rb[b] R, end) */
 static int32_t block_row_end(const hbp_build *B, int32_t b)
 {
     const int64_t end = ((int64_t)B->blk_rb[b] + 1) * B->R;
