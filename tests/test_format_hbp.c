@@ -397,7 +397,7 @@ static void check_layout(const spmv_matrix_t *A, const spmvport_format_data *fd,
     cr_assert(fd->value_map != NULL, "%s", name);
     cr_assert(prm[HBP_P_STAGE_COLS] * (int64_t)vs <= 49152 - 256, "%s: window of %lld values", name,
               (long long)prm[HBP_P_STAGE_COLS]);
-    cr_assert(HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vs) <= 49152 - 256 &&
+    cr_assert(HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vs) <= HBP_SMEM_DYNAMIC_MAX &&
                   (prm[HBP_P_Y_ROWS] == 0 || HBP_NHOT(fd) == 0 || HBP_HOT_GLOBAL(fd)),
               "%s: staged y of %lld rows (%lld hot columns)", name, (long long)prm[HBP_P_Y_ROWS],
               (long long)HBP_NHOT(fd));
@@ -717,7 +717,7 @@ Test(hbp, hot_columns, .timeout = 600)
         spmv_plan_info_t info;
         spmv_plan_get_info(plan, &info);
         const double hot = stat(info.stats, "hot");
-        cr_assert(hot > 0 && hot <= (want[i] > 0 ? want[i] : (48 * 1024 - 256) / (p == SPMV_F32 ? 4 : 8)), "%s",
+        cr_assert(hot > 0 && hot <= (want[i] > 0 ? want[i] : HBP_SMEM_DYNAMIC_MAX / (p == SPMV_F32 ? 4 : 8)), "%s",
                   info.stats);
         cr_assert_eq(stat(info.stats, "col_bytes"), 4, "%s", info.stats);
         check_layout(A, &plan->fd, "kron:17:16 hot");

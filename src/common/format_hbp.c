@@ -36,8 +36,6 @@
 
 #define HBP_DEFAULT_BLOCK_ROWS 512
 #define HBP_POSITION_BLOCK_ROWS 4096     /* the least height in automatic position order (circuits past L2) */
-#define HBP_SMEM_DEFAULT 49152           /* shared memory per thread block without opt-in (and on the CPU) */
-#define HBP_SMEM_RESERVED 256            /* static shared memory of the kernel */
 #define HBP_DEFAULT_SMS 108              /* multiprocessors assumed on the CPU backend (an A100) */
 #define HBP_DEFAULT_SMEM_SM 166912      /* shared memory per multiprocessor assumed on the CPU backend (A100) */
 #define HBP_DEFAULT_L2 (40u << 20)      /* L2 cache assumed on the CPU backend (A100) */

@@ -176,8 +176,14 @@ static inline int hbp_ctas_compiled(int steps, int ctas)
 {
     return ctas == HBP_CTAS_OPTION(steps, 0) || ctas == HBP_CTAS_OPTION(steps, 1) || ctas == HBP_CTAS_OPTION(steps, 2);
 }
+#define HBP_SMEM_DEFAULT 49152 /* shared memory per thread block without opt-in (and on the CPU) */
+#define HBP_SMEM_RESERVED 256  /* static shared memory of the kernel */
+#define HBP_SMEM_DYNAMIC_MAX (HBP_SMEM_DEFAULT - HBP_SMEM_RESERVED) /* the most a block's x window, hot copy or
+                                                                      staged y may take */
 /* A staged y range of `rows` rows in shared memory: the sums (T), then a byte a row saying it was written */
 #define HBP_Y_STAGE_BYTES(rows, value_bytes) ((size_t)(rows) * ((size_t)(value_bytes) + 1))
+/* The longest staged y range any plan holds (f32: 5 bytes a row) */
+#define HBP_Y_STAGE_MAX_ROWS (HBP_SMEM_DYNAMIC_MAX / 5)
 #define HBP_TOP_BUCKET 8    /* aggregation maps most row lengths into buckets 0..8 (the paper's range) */
 #define HBP_NARROW_COLS 65536 /* widest column block with 16-bit local columns */
 #define HBP_NARROW_ROWS 65535 /* largest row offset of a narrow unit's 16-bit outputs (HBP_U_OUT) */

@@ -95,8 +95,7 @@ typedef struct {
 } hbp_window;
 
 /* A task's staged y (the kernel's shared memory): the sums of rows [lo, lo + len) and whether a unit wrote them.
- * Sized for the longest range the builder stages (48 KiB less the kernel's static part, f32: 5 bytes a row). */
-#define HBP_Y_STAGE_MAX ((48 * 1024 - 256) / 5)
+ * Sized for the longest range the builder stages (HBP_Y_STAGE_MAX_ROWS). */
 
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
@@ -145,8 +144,8 @@ typedef struct {
                                                                                                                \
     typedef struct {                                                                                           \
         int32_t lo, len; /* len 0: not staged */                                                              \
-        REAL sum[HBP_Y_STAGE_MAX];                                                                             \
-        unsigned char written[HBP_Y_STAGE_MAX];                                                                \
+        REAL sum[HBP_Y_STAGE_MAX_ROWS];                                                                        \
+        unsigned char written[HBP_Y_STAGE_MAX_ROWS];                                                           \
     } ystage_##SUFFIX;                                                                                         \
                                                                                                                \
     static inline void store_##SUFFIX(const hbp_view *v, ystage_##SUFFIX *ys, REAL *y, REAL *partial,           \
@@ -219,7 +218,7 @@ typedef struct {
                         v->hot_x};                                                                             \
         ystage_##SUFFIX ys; /* the staged y range (88 KiB at most, f64: on the thread's stack) */               \
         ys.lo = rec[HBP_T_Y_LO];                                                                               \
-        ys.len = rec[HBP_T_Y_LEN] > 0 && rec[HBP_T_Y_LEN] <= HBP_Y_STAGE_MAX ? rec[HBP_T_Y_LEN] : 0;          \
+        ys.len = rec[HBP_T_Y_LEN] > 0 && rec[HBP_T_Y_LEN] <= HBP_Y_STAGE_MAX_ROWS ? rec[HBP_T_Y_LEN] : 0;      \
         for (int32_t i = 0; i < ys.len; i++) ys.written[i] = 0;                                                \
         /* the kernel's warps take units begin + warp, + warps, ...: every unit writes its own outputs, so the \
          * order does not change the result */                                                                 \

@@ -526,7 +526,7 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     if (!hbp_ctas_compiled((int)prm[HBP_P_STEPS], (int)prm[HBP_P_CTAS]))
         return "hbp: no kernel compiled for this many resident blocks per multiprocessor";
     if (prm[HBP_P_PREFETCH] < 0 || prm[HBP_P_PREFETCH] > HBP_MAX_PREFETCH) return "hbp: prefetch trips out of range";
-    if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > 48 * 1024 - 256)
+    if (prm[HBP_P_STAGE_COLS] < 0 || prm[HBP_P_STAGE_COLS] * (int64_t)(fd->precision == SPMV_F32 ? 4 : 8) > HBP_SMEM_DYNAMIC_MAX)
         return "hbp: x window larger than the shared memory of a block without opt-in";
     if (prm[HBP_P_GRID] < 1 || prm[HBP_P_GRID] > INT32_MAX || prm[HBP_P_NTASKS] < 0 || prm[HBP_P_NFIX] < 0 ||
         prm[HBP_P_NEMPTY] < 0 || prm[HBP_P_NEMPTY] > prm[HBP_P_NFIX] || prm[HBP_P_FIXED] < 0 ||
@@ -547,11 +547,11 @@ inline const char *hbp_layout_problem(const spmvport_format_data *fd, int warp)
     const int64_t vsize = fd->precision == SPMV_F32 ? 4 : 8;
     if (fd->arrays[HBP_A_HOT_X].bytes != 0 && fd->arrays[HBP_A_HOT_X].bytes != (size_t)(HBP_NHOT(fd) * vsize))
         return "hbp: global hot copy inconsistent with the hot columns";
-    if (prm[HBP_P_Y_ROWS] < 0 || HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vsize) > 48 * 1024 - 256 ||
+    if (prm[HBP_P_Y_ROWS] < 0 || HBP_Y_STAGE_BYTES(prm[HBP_P_Y_ROWS], vsize) > HBP_SMEM_DYNAMIC_MAX ||
         (prm[HBP_P_Y_ROWS] > 0 && HBP_NHOT(fd) > 0 && !HBP_HOT_GLOBAL(fd)))
         return "hbp: staged y range larger than the shared memory of a block, or beside a shared hot copy";
     if (HBP_NHOT(fd) > 0 && (prm[HBP_P_COL_BYTES] != 4 || prm[HBP_P_STAGE_COLS] != 0 ||
-                             (!HBP_HOT_GLOBAL(fd) && HBP_NHOT(fd) * vsize > 48 * 1024 - 256)))
+                             (!HBP_HOT_GLOBAL(fd) && HBP_NHOT(fd) * vsize > HBP_SMEM_DYNAMIC_MAX)))
         return "hbp: hot columns inconsistent with the layout";
     return NULL;
 }
