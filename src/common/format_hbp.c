@@ -95,8 +95,7 @@ typedef struct {
     const spmv_matrix_t *A;
     int W, combine, grouping, col_bytes, steps, ctas, prefetch, split_tails, hot_want;
     int task_blocks_want; /* options.hbp_task_blocks */
-    int y_stage;          /* a block's groups stay in one task, which stages their rows (options.hbp_y_stage,
-                           * plan_tasks) */
+    int y_stage;          /* tasks stage the rows of their blocks' groups (options.hbp_y_stage, plan_tasks) */
     int y_stage_want;     /* options.hbp_y_stage */
     int32_t y_cap;        /* the longest y range a block's shared memory holds (HBP_Y_STAGE_BYTES) */
     int position_order;   /* warp groups of a block in the order of their rows (options.hbp_order, order_groups) */
@@ -1364,11 +1363,12 @@ static spmv_status_t fill_units(hbp_build *B, char *msg, size_t msglen)
  * Pass 7: tasks. Consecutive units of one column block, cut at about `target` entries in whole rounds of units
  * over the warps of a thread block. The task's x window is the union of its blocks' column ranges; it is staged
  * in shared memory when it fits and its bytes are at most 16 per entry of the task (else reading x directly
- * through the read-only cache costs less). With staged y (options.hbp_y_stage, one column block) a block's warp
- * groups are never cut apart: a task holds all of them or none, and its y range (the rows of the blocks whose
- * groups it holds) is summed in shared memory when it fits; such a task reads x directly. The long units after a
- * block's groups store their rows themselves (one lane a unit), so tasks are cut among them as before: a block of
- * a few dense rows is not one task.
+ * through the read-only cache costs less). With staged y (options.hbp_y_stage, one column block) a task's y range
+ * is the rows of the blocks whose warp groups it holds, summed in shared memory when it fits; such a task reads x
+ * directly. Tasks are cut where they are without it, so a block's groups may lie in two tasks: each stages the
+ * block's rows and writes the ones its groups summed (a row is one group's), and a plan of few tall blocks still
+ * has a task per resident thread block (session 75: fem3d:3:40 in 1024-row blocks had 188 tasks on 528 resident
+ * blocks when groups were kept together). The long units after a block's groups store their rows themselves.
  * ========================================================================================================= */
 
 typedef struct {
@@ -1481,14 +1481,12 @@ static hbp_task_summary plan_tasks(const hbp_build *B, hbp_task_sizes z, int32_t
         for (int32_t u = B->blk_unit[b]; u < B->blk_unit[b + 1]; u++) {
             /* whole rounds of units over the thread block's warps (one unit for each, two, ...): else some
              * warps idle through the task's last round (big units, e.g. 32 rows of 81 entries, make it show).
-             * With staged y a block's groups stay together: a cut before them, when the task is full or its y
-             * range would pass what shared memory holds, or among the long units after them */
+             * With staged y also a cut before a block's groups when its y range would pass what shared memory
+             * holds */
             const int64_t target = sum.ntasks < z.nfixed ? z.fixed : z.ticket;
             int full = t.entries >= target && (u - t.first) % (HBP_CTA_THREADS / B->W) == 0;
-            if (B->y_stage && u == B->blk_unit[b])
-                full = t.entries >= target || (u < tail && t.y_lo >= 0 && block_row_end(B, b) - t.y_lo > B->y_cap);
-            else if (B->y_stage && u < tail)
-                full = 0;
+            if (B->y_stage && u == B->blk_unit[b] && u < tail && t.y_lo >= 0 && block_row_end(B, b) - t.y_lo > B->y_cap)
+                full = 1;
             if (t.open && (B->blk_cb[b] != t.cb || full)) close_task(B, &t, u, stage_cap, task, &sum);
             if (!t.open) t = (hbp_open_task){1, B->blk_cb[b], u, B->blk_lo[b], B->blk_hi[b], 0, -1, -1};
             if (u < tail) { /* a group of block b: its rows join the task's y range */
