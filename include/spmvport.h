@@ -482,12 +482,12 @@ typedef struct spmv_plan_options {
                                   * docs/formats/amf_csr.md "Arrays"; 1 = always CSR-vector's; 2 = always
                                   * CSR-scalar's; -1 = never. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     /* SPMV_FORMAT_HBP, 0.3.x (a reserved slot) */
-    int hbp_y_stage;             /* staged y: where the plan has one column block, each task owns whole row blocks
-                                  * (its y range, at most 48 KiB of shared memory with a byte a row), its warps add
-                                  * their rows' sums into shared memory and the block writes the range in order at
-                                  * the end, instead of each warp group storing its 32 rows of one hashed length,
-                                  * scattered over the block (docs/formats/hbp.md "Staged y"). 0 = automatic (off),
-                                  * 1 = on, -1 = off. Other values: SPMV_STATUS_INVALID_ARGUMENT */
+    int hbp_y_stage;             /* staged y: where the plan has one column block, each task stages the rows of
+                                  * the row blocks whose warp groups it holds (at most 48 KiB of shared memory with
+                                  * a byte a row), its groups put their rows' sums there and the block writes its
+                                  * rows in order at the end, instead of each warp group storing its 32 rows of one
+                                  * hashed length, scattered over the block (docs/formats/hbp.md "Staged y"). 0 =
+                                  * automatic (off), 1 = on, -1 = off. Other values: SPMV_STATUS_INVALID_ARGUMENT */
     int reserved[10];            /* zero; room for more options without breaking the ABI (64 ints in all since
                                   * 0.3.0; 0.2.0 had 48, 0.1.0 32) */
 } spmv_plan_options_t;

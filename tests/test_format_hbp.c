@@ -569,8 +569,8 @@ Test(hbp_layout, position_order)
     o.hbp_order = 1;
     layouts(32, SPMV_F32, &o);
 }
-/* staged y (hbp_y_stage = 1): tasks of whole row blocks; odd heights, both combines, sort2D, the global hot
- * copy; several column blocks take none */
+/* staged y (hbp_y_stage = 1): tasks stage the rows of their groups' row blocks; odd heights, both combines, sort2D,
+ * the global hot copy; several column blocks take none */
 Test(hbp_layout, y_stage)
 {
     spmv_plan_options_t o = options(0, 0, 0, 0, 0);
@@ -994,8 +994,8 @@ Test(hbp, bad_options)
 }
 
 /* Staged y's plans: every task stages (one column block, forced here: the CPU model cuts this circuit into 4,
- * block heights whose y range fits: f64 5432 rows), a task's range is whole row blocks; of 6000-row blocks only the
- * tasks of the short last one stage; off by default, and with several column blocks none stages. */
+ * block heights whose y range fits: f64 5432 rows), a task's range is whole row blocks' rows; of 6000-row blocks
+ * only the tasks of the short last one stage; off by default, and with several column blocks none stages. */
 Test(hbp, y_stage_plans)
 {
     spmv_context_t *ctx = support_context_or_skip(SPMV_BACKEND_CPU);
