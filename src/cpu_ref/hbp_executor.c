@@ -94,8 +94,8 @@ typedef struct {
     const void *hot_x;
 } hbp_window;
 
-/* A task's staged y (the kernel's shared memory): the sums of rows [lo, lo + len) and whether a unit wrote them.
- * Sized for the longest range the builder stages (HBP_Y_STAGE_MAX_ROWS). */
+/* ystage_f64 / ystage_f32 (below): a task's staged y, the kernel's shared memory: the sums of rows [lo, lo + len)
+ * and whether a unit wrote them, sized for the longest range the builder stages (HBP_Y_STAGE_MAX_ROWS). */
 
 /* One body per precision: REAL is the value and accumulator type, as in the kernels. */
 #define DEFINE_HBP_EXECUTOR(REAL, SUFFIX)                                                                        \
